@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "automata/dfa.h"
+#include "rules/ruleset.h"
+
+namespace Hitscope {
+
+/// A set of patterns merged into one DFA.
+struct DfaGroup
+{
+    Dfa dfa;
+    std::vector<int> patterns; ///< global pattern ids in this group
+    /// Longest match of any pattern here, -1 if some pattern is unbounded. Bounded groups are scanned in
+    /// overlapping segments; unbounded groups over whole files (state carried from chunk to chunk).
+    int maxMatchLength = 0;
+    bool unbounded() const { return maxMatchLength < 0; }
+};
+
+/// Per-pattern facts the host needs to turn an end offset into a hit.
+struct PatternInfo
+{
+    int group = -1;     ///< -1 when the pattern was rejected
+    int minLength = 0;
+    int maxLength = 0;  ///< -1 unbounded
+    bool fixedLength() const { return minLength == maxLength; }
+};
+
+struct CompileOptions
+{
+    /// A merged group stops growing at this many DFA states; one pattern alone above it is rejected.
+    int maxStatesPerGroup = 20000;
+    /// A single pattern may use up to this many states before it is rejected as exploding.
+    int maxStatesPerPattern = 50000;
+};
+
+/**
+ * Every accepted pattern of a RuleSet compiled into DFA groups. Patterns that cannot be compiled
+ * (empty matches, state explosion) are listed in `rejections` and their rule's other patterns still run.
+ */
+struct PatternCatalog
+{
+    std::vector<DfaGroup> groups;
+    std::vector<PatternInfo> patterns; ///< indexed by global pattern id
+    std::vector<Rejection> rejections;
+    uint64_t fingerprint = 0;          ///< changes whenever the tables change
+    double compileMs = 0;
+
+    size_t tableBytes() const;
+    /// Longest bounded match over all bounded groups: segments overlap by this minus one.
+    int maxBoundedMatchLength() const;
+
+    static PatternCatalog compile(const RuleSet &rules, const CompileOptions &options = {});
+};
+
+} // namespace Hitscope

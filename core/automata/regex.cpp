@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "regex.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace Hitscope {
+
+bool isWordByte(uint8_t b)
+{
+    return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '_';
+}
+
+int Regex::add(Node node)
+{
+    nodes.push_back(std::move(node));
+    return int(nodes.size()) - 1;
+}
+
+int Regex::addBytes(const ByteSet &bytes)
+{
+    Node n;
+    n.type = Node::Type::Bytes;
+    n.bytes = bytes;
+    return add(std::move(n));
+}
+
+int Regex::addConcat(std::vector<int> children)
+{
+    if (children.size() == 1)
+        return children.front();
+    Node n;
+    n.type = children.empty() ? Node::Type::Empty : Node::Type::Concat;
+    n.children = std::move(children);
+    return add(std::move(n));
+}
+
+int Regex::addAlternate(std::vector<int> children)
+{
+    if (children.size() == 1)
+        return children.front();
+    Node n;
+    n.type = Node::Type::Alternate;
+    n.children = std::move(children);
+    return add(std::move(n));
+}
+
+int Regex::addRepeat(int child, int min, int max)
+{
+    Node n;
+    n.type = Node::Type::Repeat;
+    n.children = { child };
+    n.min = min;
+    n.max = max;
+    return add(std::move(n));
+}
+
+int Regex::addAssert(Assertion a)
+{
+    Node n;
+    n.type = Node::Type::Assert;
+    n.assertion = a;
+    return add(std::move(n));
+}
+
+Regex Regex::fromLiteral(const char *data, int size, bool caseless)
+{
+    Regex r;
+    std::vector<int> seq;
+    seq.reserve(size_t(size));
+    for (int i = 0; i < size; ++i) {
+        const auto b = uint8_t(data[i]);
+        ByteSet set;
+        set.set(b);
+        if (caseless && ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')))
+            set.set(b ^ 0x20);
+        seq.push_back(r.addBytes(set));
+    }
+    r.root = r.addConcat(std::move(seq));
+    return r;
+}
+
+namespace {
+constexpr int kUnbounded = -1;
+
+int addLengths(int a, int b)
+{
+    return (a == kUnbounded || b == kUnbounded) ? kUnbounded : a + b;
+}
+}
+
+int Regex::minLength() const
+{
+    std::function<int(int)> rec = [&](int i) -> int {
+        const Node &n = nodes[size_t(i)];
+        switch (n.type) {
+        case Node::Type::Empty:
+        case Node::Type::Assert:
+            return 0;
+        case Node::Type::Bytes:
+            return 1;
+        case Node::Type::Concat: {
+            int sum = 0;
+            for (int c : n.children)
+                sum += rec(c);
+            return sum;
+        }
+        case Node::Type::Alternate: {
+            int best = INT32_MAX;
+            for (int c : n.children)
+                best = std::min(best, rec(c));
+            return n.children.empty() ? 0 : best;
+        }
+        case Node::Type::Repeat:
+            return n.min * rec(n.children.front());
+        }
+        return 0;
+    };
+    return root < 0 ? 0 : rec(root);
+}
+
+int Regex::maxLength() const
+{
+    std::function<int(int)> rec = [&](int i) -> int {
+        const Node &n = nodes[size_t(i)];
+        switch (n.type) {
+        case Node::Type::Empty:
+        case Node::Type::Assert:
+            return 0;
+        case Node::Type::Bytes:
+            return 1;
+        case Node::Type::Concat: {
+            int sum = 0;
+            for (int c : n.children)
+                sum = addLengths(sum, rec(c));
+            return sum;
+        }
+        case Node::Type::Alternate: {
+            int best = 0;
+            for (int c : n.children) {
+                const int l = rec(c);
+                if (l == kUnbounded)
+                    return kUnbounded;
+                best = std::max(best, l);
+            }
+            return best;
+        }
+        case Node::Type::Repeat: {
+            const int l = rec(n.children.front());
+            if (l == 0)
+                return 0;
+            if (l == kUnbounded || n.max < 0)
+                return kUnbounded;
+            return l * n.max;
+        }
+        }
+        return 0;
+    };
+    return root < 0 ? 0 : rec(root);
+}
+
+bool Regex::usesAssertion(Assertion a) const
+{
+    return std::any_of(nodes.begin(), nodes.end(),
+                       [a](const Node &n) { return n.type == Node::Type::Assert && n.assertion == a; });
+}
+
+Regex Regex::reversed() const
+{
+    Regex r = *this;
+    for (Node &n : r.nodes) {
+        if (n.type == Node::Type::Concat)
+            std::reverse(n.children.begin(), n.children.end());
+        else if (n.type == Node::Type::Assert && n.assertion == Assertion::FileStart)
+            n.assertion = Assertion::FileEnd;
+        else if (n.type == Node::Type::Assert && n.assertion == Assertion::FileEnd)
+            n.assertion = Assertion::FileStart;
+    }
+    return r;
+}
+
+} // namespace Hitscope

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <vector>
+
+namespace Hitscope {
+
+using ByteSet = std::bitset<256>;
+
+/// Zero-width assertions. Start/End are the start and end of the *file* (not of a line or a segment).
+enum class Assertion : uint8_t { FileStart, FileEnd, WordBoundary, NotWordBoundary };
+
+/// True for the bytes \w matches: [A-Za-z0-9_].
+bool isWordByte(uint8_t b);
+
+/**
+ * A parsed pattern as an arena of nodes. Literals, hex strings and regexes all end up here, so that one
+ * compiler builds every automaton. Semantics are "report all": every end offset of every match counts.
+ */
+struct Regex
+{
+    struct Node
+    {
+        enum class Type : uint8_t {
+            Empty,     ///< matches the empty string
+            Bytes,     ///< one byte out of `bytes`
+            Concat,    ///< children in order
+            Alternate, ///< any child
+            Repeat,    ///< child repeated min..max times (max < 0: unbounded)
+            Assert     ///< zero-width `assertion`
+        };
+        Type type = Type::Empty;
+        Assertion assertion = Assertion::FileStart;
+        ByteSet bytes;
+        std::vector<int> children;
+        int min = 0;
+        int max = 0;
+    };
+
+    std::vector<Node> nodes;
+    int root = -1;
+
+    bool isValid() const { return root >= 0; }
+
+    int add(Node node);
+    int addBytes(const ByteSet &bytes);
+    int addConcat(std::vector<int> children);
+    int addAlternate(std::vector<int> children);
+    int addRepeat(int child, int min, int max);
+    int addAssert(Assertion a);
+
+    /// A literal byte string; `caseless` folds ASCII letters only.
+    static Regex fromLiteral(const char *data, int size, bool caseless = false);
+
+    /// Shortest and longest match length in bytes; maxLength() is -1 when unbounded.
+    int minLength() const;
+    int maxLength() const;
+    bool matchesEmpty() const { return minLength() == 0; }
+    bool usesAssertion(Assertion a) const;
+    /// The same language read backwards (FileStart and FileEnd swap), for finding where a match starts.
+    Regex reversed() const;
+};
+
+} // namespace Hitscope

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <atomic>
+#include <functional>
+
+#include <QByteArrayList>
+#include <QStringList>
+
+#include "scan/fileentry.h"
+
+namespace Hitscope {
+
+struct WalkOptions
+{
+    QStringList include;        ///< glob patterns on the file name; empty: every file
+    QStringList exclude;        ///< glob patterns on the file name or any path component
+    int64_t maxFileSize = -1;   ///< larger files are reported as skipped; -1: no limit
+    bool followSymlinks = false;
+};
+
+/**
+ * Walks files and folders recursively with POSIX calls (names stay byte strings). Only regular files are
+ * reported; FIFOs, sockets and devices are skipped without being opened, so the walk never blocks. Symlinks
+ * are not followed unless asked; when followed, directory loops are detected by (device, inode).
+ * Entries come in a stable order: sorted by name within each folder, roots in the order given.
+ */
+class FileWalker
+{
+public:
+    using FileCallback = std::function<void(const FileEntry &)>;
+    using ProblemCallback = std::function<void(const FileProblem &)>;
+
+    explicit FileWalker(WalkOptions options = {});
+
+    /// Walks `roots` (files or folders), calling onFile for each regular file and onProblem for each
+    /// path skipped with a reason. Returns early when `cancelled` becomes true.
+    void walk(const QByteArrayList &roots, const FileCallback &onFile, const ProblemCallback &onProblem,
+              const std::atomic_bool *cancelled = nullptr) const;
+
+private:
+    WalkOptions m_options;
+};
+
+} // namespace Hitscope
