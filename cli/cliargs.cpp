@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "cliargs.h"
+
+#include <cstring>
+
+namespace {
+
+// "64M", "1G", "4096", "256k": binary multiples.
+bool parseSize(const char *text, int64_t *out)
+{
+    char *end = nullptr;
+    const long long v = std::strtoll(text, &end, 10);
+    if (end == text || v < 0)
+        return false;
+    int64_t mul = 1;
+    if (*end) {
+        switch (*end | 0x20) {
+        case 'k':
+            mul = int64_t(1) << 10;
+            break;
+        case 'm':
+            mul = int64_t(1) << 20;
+            break;
+        case 'g':
+            mul = int64_t(1) << 30;
+            break;
+        default:
+            return false;
+        }
+        ++end;
+        if (*end == 'i' || *end == 'I')
+            ++end;
+        if (*end == 'b' || *end == 'B')
+            ++end;
+        if (*end)
+            return false;
+    }
+    *out = v * mul;
+    return true;
+}
+
+} // namespace
+
+QString CliArgs::helpText()
+{
+    return QStringLiteral(
+        "Usage: hitscope-cli scan [options] PATH...\n"
+        "       hitscope-cli --help | --version\n"
+        "\n"
+        "Scans files and folders (recursively) against rule files and prints what matched.\n"
+        "\n"
+        "Rules:\n"
+        "  -r, --rules FILE        rule file, repeatable: .txt literal list (one literal per line, byte for\n"
+        "                          byte; '#' comment lines; 'hex: 4D 5A ?? 00' lines), .tsv regex list\n"
+        "                          (flags<TAB>name<TAB>regex; flags '-', 'i' caseless, 's' dot-all)\n"
+        "Output:\n"
+        "  (default)               'RULE PATH' for each rule that matched a file, as yara prints it\n"
+        "  -s, --print-strings     also each hit: '0xOFFSET:$id: data'\n"
+        "  -c, --count             only 'PATH: N', the number of matching rules per file\n"
+        "      --json              JSON lines: {\"type\":\"hit\",\"file\",\"rule\",\"string\",\"offset\",\"length\"}\n"
+        "                          per hit, then \"problem\", \"rejection\" and one \"summary\" record\n"
+        "      --telemetry FILE    one JSON line per batch (bytes, work items, hits, times, throughput)\n"
+        "  -w, --no-warnings       do not print skipped files and rejected rules on stderr\n"
+        "Files:\n"
+        "      --include GLOB      scan only files whose name matches, repeatable\n"
+        "      --exclude GLOB      skip files and folders whose name matches, repeatable\n"
+        "      --max-file-size N   skip larger files (bytes; K, M, G suffixes)\n"
+        "  -L, --follow-symlinks   follow symbolic links (loops are detected)\n"
+        "Engine and launch parameters:\n"
+        "      --engine E          cpu (default), gpu or auto\n"
+        "  -j, --threads N         CPU engine threads (default: one per core)\n"
+        "      --batch-bytes N     bytes per batch (default 64M)\n"
+        "      --segment-bytes N   bytes per work item of bounded patterns (default 256K)\n"
+        "\n"
+        "Exit status: 0 the scan finished; 1 bad arguments or no usable rule;\n"
+        "             2 the scan finished but some files or rules were skipped (reported on stderr).\n");
+}
+
+QString CliArgs::parse(int argc, char **argv)
+{
+    int i = 1;
+    auto value = [&](const char *opt, const char **out) -> QString {
+        if (i + 1 >= argc)
+            return QStringLiteral("option %1 needs a value").arg(QLatin1String(opt));
+        *out = argv[++i];
+        return {};
+    };
+    auto sizeValue = [&](const char *opt, int64_t *out) -> QString {
+        const char *v = nullptr;
+        QString err = value(opt, &v);
+        if (!err.isEmpty())
+            return err;
+        if (!parseSize(v, out))
+            return QStringLiteral("option %1: '%2' is not a size").arg(QLatin1String(opt), QString::fromLocal8Bit(v));
+        return {};
+    };
+    bool onlyPaths = false;
+    for (; i < argc; ++i) {
+        const char *a = argv[i];
+        if (onlyPaths || a[0] != '-' || a[1] == 0) {
+            if (command.isEmpty())
+                command = QString::fromLocal8Bit(a);
+            else
+                paths.push_back(QByteArray(a));
+            continue;
+        }
+        const auto is = [a](const char *s, const char *l) {
+            return (s && std::strcmp(a, s) == 0) || (l && std::strcmp(a, l) == 0);
+        };
+        const char *v = nullptr;
+        QString err;
+        if (std::strcmp(a, "--") == 0) {
+            onlyPaths = true;
+        } else if (is("-h", "--help")) {
+            help = true;
+        } else if (is(nullptr, "--version")) {
+            version = true;
+        } else if (is("-r", "--rules")) {
+            err = value(a, &v);
+            if (v)
+                rules.push_back(QString::fromLocal8Bit(v));
+        } else if (is("-s", "--print-strings")) {
+            printStrings = true;
+        } else if (is("-c", "--count")) {
+            countOnly = true;
+        } else if (is(nullptr, "--json")) {
+            json = true;
+        } else if (is("-w", "--no-warnings")) {
+            quietProblems = true;
+        } else if (is(nullptr, "--telemetry")) {
+            err = value(a, &v);
+            if (v)
+                telemetryFile = QString::fromLocal8Bit(v);
+        } else if (is(nullptr, "--include")) {
+            err = value(a, &v);
+            if (v)
+                walk.include.push_back(QString::fromLocal8Bit(v));
+        } else if (is(nullptr, "--exclude")) {
+            err = value(a, &v);
+            if (v)
+                walk.exclude.push_back(QString::fromLocal8Bit(v));
+        } else if (is(nullptr, "--max-file-size")) {
+            err = sizeValue(a, &walk.maxFileSize);
+        } else if (is("-L", "--follow-symlinks")) {
+            walk.followSymlinks = true;
+        } else if (is(nullptr, "--engine")) {
+            err = value(a, &v);
+            if (v) {
+                if (std::strcmp(v, "cpu") == 0)
+                    engine = Engine::Cpu;
+                else if (std::strcmp(v, "gpu") == 0)
+                    engine = Engine::Gpu;
+                else if (std::strcmp(v, "auto") == 0)
+                    engine = Engine::Auto;
+                else
+                    err = QStringLiteral("--engine must be cpu, gpu or auto, not '%1'").arg(QString::fromLocal8Bit(v));
+            }
+        } else if (is("-j", "--threads")) {
+            err = value(a, &v);
+            if (v) {
+                bool ok = false;
+                params.threads = QByteArray(v).toInt(&ok);
+                if (!ok || params.threads < 0)
+                    err = QStringLiteral("--threads needs a number, not '%1'").arg(QString::fromLocal8Bit(v));
+            }
+        } else if (is(nullptr, "--batch-bytes")) {
+            err = sizeValue(a, &params.batchBytes);
+        } else if (is(nullptr, "--segment-bytes")) {
+            err = sizeValue(a, &params.segmentBytes);
+        } else {
+            err = QStringLiteral("unknown option '%1' (see --help)").arg(QString::fromLocal8Bit(a));
+        }
+        if (!err.isEmpty())
+            return err;
+    }
+    if (help || version)
+        return {};
+    if (command.isEmpty())
+        return QStringLiteral("no command given (see --help)");
+    if (command != QLatin1String("scan"))
+        return QStringLiteral("unknown command '%1' (see --help)").arg(command);
+    if (rules.isEmpty())
+        return QStringLiteral("no rule file given: use -r FILE");
+    if (paths.isEmpty())
+        return QStringLiteral("no path to scan given");
+    if (params.batchBytes <= 0 || params.batchBytes > (int64_t(1) << 40))
+        return QStringLiteral("--batch-bytes out of range");
+    if (params.segmentBytes <= 0)
+        return QStringLiteral("--segment-bytes must be positive");
+    return {};
+}

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QByteArrayList>
+#include <QString>
+#include <QStringList>
+
+#include "scan/filewalker.h"
+#include "scan/launchparams.h"
+
+/// What `hitscope-cli scan` was asked to do. Paths stay byte strings: file names need not be UTF-8.
+struct CliArgs
+{
+    enum class Engine { Cpu, Gpu, Auto };
+
+    QString command;
+    QStringList rules;
+    QByteArrayList paths;
+    Engine engine = Engine::Cpu;
+    QString backend;
+    bool printStrings = false;
+    bool countOnly = false;
+    bool json = false;
+    bool quietProblems = false;
+    QString telemetryFile;
+    Hitscope::WalkOptions walk;
+    Hitscope::LaunchParams params;
+    bool help = false;
+    bool version = false;
+
+    /// Parses argv; returns an empty string on success, else the message for the user.
+    QString parse(int argc, char **argv);
+    static QString helpText();
+};

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "scancommand.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QFile>
+#include <QJsonDocument>
+
+#include "automata/patterncatalog.h"
+#include "cpu/cpuengine.h"
+#include "report/jsonescape.h"
+#include "rules/ruleloader.h"
+#include "scan/scanner.h"
+
+using namespace Hitscope;
+
+namespace {
+
+Scanner *g_scanner = nullptr;
+
+void onSignal(int)
+{
+    if (g_scanner)
+        g_scanner->cancel();
+}
+
+// Buffered stdout: a scan can print millions of lines.
+class Out
+{
+public:
+    ~Out() { flush(); }
+    std::string &buf() { return m_buf; }
+    void maybeFlush()
+    {
+        if (m_buf.size() > (1 << 16))
+            flush();
+    }
+    void flush()
+    {
+        std::fwrite(m_buf.data(), 1, m_buf.size(), stdout);
+        std::fflush(stdout);
+        m_buf.clear();
+    }
+
+private:
+    std::string m_buf;
+};
+
+void warn(const QString &msg)
+{
+    std::fprintf(stderr, "hitscope-cli: %s\n", msg.toLocal8Bit().constData());
+}
+
+// Match data as yara prints it: printable ASCII as is, other bytes as \xNN.
+void appendPreview(std::string &out, const QByteArray &data)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const char ch : data) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 32 && c <= 126) {
+            out += char(c);
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+}
+
+// Reads match bytes for -s; previews stop at 512 bytes like yara's.
+class PreviewReader
+{
+public:
+    explicit PreviewReader(const QByteArray &path)
+        : m_fd(::open(path.constData(), O_RDONLY | O_CLOEXEC))
+    {
+    }
+    ~PreviewReader()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    QByteArray read(int64_t offset, int64_t length)
+    {
+        QByteArray data(int(std::min<int64_t>(length, 512)), Qt::Uninitialized);
+        const ssize_t n = m_fd >= 0 ? ::pread(m_fd, data.data(), size_t(data.size()), offset) : -1;
+        data.resize(n > 0 ? int(n) : 0);
+        return data;
+    }
+
+private:
+    int m_fd;
+};
+
+} // namespace
+
+int runScanCommand(const CliArgs &args)
+{
+    if (args.engine == CliArgs::Engine::Gpu) {
+        warn(QStringLiteral("the GPU engine is not available in this build yet; use --engine cpu or auto"));
+        return 1;
+    }
+
+    RuleSet rules = RuleLoader::loadFiles(args.rules);
+    PatternCatalog catalog = PatternCatalog::compile(rules);
+    std::vector<Rejection> rejections = rules.rejections;
+    rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
+
+    Out out;
+    auto emitRejection = [&](const Rejection &r) {
+        if (args.json) {
+            std::string &b = out.buf();
+            b += "{\"type\":\"rejection\",\"file\":";
+            appendJsonString(b, r.file.toUtf8());
+            b += ",\"line\":" + std::to_string(r.line) + ",\"rule\":";
+            appendJsonString(b, r.rule.toUtf8());
+            b += ",\"reason\":";
+            appendJsonString(b, r.reason.toUtf8());
+            b += "}\n";
+        }
+        if (!args.quietProblems)
+            warn(QStringLiteral("rule rejected: ") + r.toString());
+    };
+    for (const Rejection &r : rejections)
+        emitRejection(r);
+
+    const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),
+                                    [](const PatternInfo &p) { return p.group >= 0; });
+    if (!usable) {
+        out.flush();
+        warn(QStringLiteral("no usable rule in %1").arg(args.rules.join(QLatin1String(", "))));
+        return 1;
+    }
+
+    QFile telemetry;
+    if (!args.telemetryFile.isEmpty()) {
+        telemetry.setFileName(args.telemetryFile);
+        if (!telemetry.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+            warn(QStringLiteral("cannot write telemetry to %1: %2").arg(args.telemetryFile, telemetry.errorString()));
+            return 1;
+        }
+    }
+
+    CpuEngine engine;
+    Scanner scanner(rules, catalog, engine);
+    g_scanner = &scanner;
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+
+    std::vector<int> ruleHits(rules.rules.size());
+    Scanner::Callbacks cb;
+    cb.fileDone = [&](const FileResult &fr) {
+        std::string &b = out.buf();
+        const QByteArray display = fr.path;
+        if (args.json) {
+            for (const Hit &h : fr.hits) {
+                const Pattern &p = rules.patterns[size_t(h.pattern)];
+                b += "{\"type\":\"hit\",\"file\":";
+                appendJsonString(b, display);
+                b += ",\"rule\":";
+                appendJsonString(b, rules.rules[size_t(p.ruleIndex)].name.toUtf8());
+                b += ",\"string\":";
+                appendJsonString(b, p.id.toUtf8());
+                b += ",\"offset\":" + std::to_string(h.offset) + ",\"length\":" + std::to_string(h.length) + "}\n";
+                out.maybeFlush();
+            }
+            return;
+        }
+        // Which rules matched, in rule order, and their hits grouped by pattern (yara's order).
+        std::fill(ruleHits.begin(), ruleHits.end(), 0);
+        std::vector<int> matched;
+        for (const Hit &h : fr.hits) {
+            const int r = rules.patterns[size_t(h.pattern)].ruleIndex;
+            if (ruleHits[size_t(r)]++ == 0)
+                matched.push_back(r);
+        }
+        std::sort(matched.begin(), matched.end());
+        if (args.countOnly) {
+            b += std::string(display.constData(), size_t(display.size())) + ": " + std::to_string(matched.size()) + "\n";
+            out.maybeFlush();
+            return;
+        }
+        std::unique_ptr<PreviewReader> preview;
+        for (int r : matched) {
+            b += rules.rules[size_t(r)].name.toStdString() + ' ' + std::string(display.constData(), size_t(display.size()))
+                + '\n';
+            if (!args.printStrings)
+                continue;
+            if (!preview)
+                preview = std::make_unique<PreviewReader>(fr.path);
+            for (int pid : rules.rules[size_t(r)].patterns) {
+                const Pattern &p = rules.patterns[size_t(pid)];
+                for (const Hit &h : fr.hits) {
+                    if (h.pattern != pid)
+                        continue;
+                    char head[64];
+                    std::snprintf(head, sizeof head, "0x%llx:", static_cast<unsigned long long>(h.offset));
+                    b += head;
+                    b += p.id.toStdString();
+                    b += ": ";
+                    appendPreview(b, preview->read(h.offset, h.length));
+                    b += '\n';
+                }
+            }
+            out.maybeFlush();
+        }
+        out.maybeFlush();
+    };
+    int problems = 0;
+    cb.problem = [&](const FileProblem &p) {
+        ++problems;
+        if (args.json) {
+            std::string &b = out.buf();
+            b += "{\"type\":\"problem\",\"file\":";
+            appendJsonString(b, p.path);
+            b += ",\"reason\":";
+            appendJsonString(b, p.reason.toUtf8());
+            b += "}\n";
+        }
+        if (!args.quietProblems)
+            warn(QStringLiteral("skipped: ") + p.toString());
+    };
+    cb.batchDone = [&](const BatchTelemetry &t) {
+        if (telemetry.isOpen())
+            telemetry.write(QJsonDocument(t.toJson()).toJson(QJsonDocument::Compact) + '\n');
+    };
+
+    const ScanSummary summary = scanner.run(args.paths, args.walk, args.params, cb);
+    g_scanner = nullptr;
+
+    const int exitCode = !summary.error.isEmpty() ? 1 : (problems > 0 || !rejections.empty() || summary.cancelled) ? 2 : 0;
+    if (args.json) {
+        std::string &b = out.buf();
+        b += "{\"type\":\"summary\",\"files\":" + std::to_string(summary.files) + ",\"bytes\":"
+            + std::to_string(summary.bytes) + ",\"hits\":" + std::to_string(summary.hits) + ",\"problems\":"
+            + std::to_string(problems) + ",\"rejections\":" + std::to_string(rejections.size()) + ",\"batches\":"
+            + std::to_string(summary.batches) + ",\"wall_ms\":" + std::to_string(summary.wallMs)
+            + ",\"cancelled\":" + (summary.cancelled ? "true" : "false") + ",\"engine\":\"" + engine.name().toStdString()
+            + "\",\"exit_code\":" + std::to_string(exitCode) + "}\n";
+    }
+    out.flush();
+    if (!summary.error.isEmpty())
+        warn(QStringLiteral("scan failed: ") + summary.error);
+    if (summary.cancelled)
+        warn(QStringLiteral("scan stopped."));
+    return exitCode;
+}

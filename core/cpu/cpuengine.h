@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "scan/engine.h"
+
+namespace Hitscope {
+
+/**
+ * The reference engine: walks exactly the DFA tables the GPU uses, on all cores. Each thread scans four
+ * work items of one group interleaved, so that four independent table look-ups are in flight at once
+ * (a single DFA walk is bound by the latency of one load per byte).
+ */
+class CpuEngine : public Engine
+{
+public:
+    QString name() const override;
+    bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+              const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
+};
+
+} // namespace Hitscope

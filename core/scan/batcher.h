@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "scan/filebatch.h"
+#include "scan/fileentry.h"
+
+namespace Hitscope {
+
+/**
+ * Reads files into batches. Files are packed back to back; a file larger than the room left is split into
+ * chunks carried over to the next batches, each chunk holding the overlap it needs. Runs on the reader
+ * thread, never on the GPU thread.
+ */
+class Batcher
+{
+public:
+    /// Returns an empty batch to fill (a recycled one when possible: fresh buffers cost page faults).
+    using Acquire = std::function<std::unique_ptr<FileBatch>()>;
+    /// Receives each full batch.
+    using Emit = std::function<void(std::unique_ptr<FileBatch>)>;
+
+    /// Reading stops early (the current file is left unfinished) once `cancelled` is true.
+    Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool *cancelled = nullptr);
+    ~Batcher();
+
+    /// Applies to the batches packed from now on.
+    void setSizes(int64_t batchBytes, int64_t segmentBytes);
+
+    /// Reads one file into the batches; problems (cannot open, read errors) travel with the batch.
+    void addFile(const FileEntry &entry);
+    void addProblem(const FileProblem &problem);
+    /// Emits the last, partly filled batch.
+    void finish();
+
+private:
+    void ensureBatch();
+    void flush();
+    void addSegments(const BatchFile &file, uint32_t batchFileIndex);
+
+    int m_overlap;
+    Acquire m_acquire;
+    Emit m_emit;
+    int64_t m_batchBytes = 64 << 20;
+    int64_t m_segmentBytes = 256 << 10;
+    int m_nextFileIndex = 0;
+    int m_nextBatchIndex = 0;
+    std::unique_ptr<FileBatch> m_batch;
+    const std::atomic_bool *m_cancelled;
+};
+
+} // namespace Hitscope

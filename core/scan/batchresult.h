@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scan/batchtelemetry.h"
+
+namespace Hitscope {
+
+/// A hit as engines report it: the pattern and the file offset of the match's last byte.
+struct RawHit
+{
+    uint32_t batchFile = 0;
+    uint32_t pattern = 0;
+    int64_t end = 0;
+
+    bool operator==(const RawHit &) const = default;
+};
+
+/**
+ * What an engine returns for one batch. carryOut holds, for each batch file that continues in the next
+ * batch, the DFA state of every unbounded group (index batchFile * unboundedGroups + g), so that group's
+ * scan resumes where this chunk stopped.
+ */
+struct BatchResult
+{
+    std::vector<RawHit> hits;
+    std::vector<uint32_t> carryOut;
+    BatchTelemetry telemetry;
+};
+
+} // namespace Hitscope

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+
+#include <QJsonObject>
+#include <QMetaType>
+#include <QString>
+
+namespace Hitscope {
+
+/// What one batch cost and produced; one chart point per batch, one JSON line with --telemetry.
+struct BatchTelemetry
+{
+    int index = 0;
+    int files = 0;
+    int64_t bytes = 0;          ///< bytes of files owned by the batch (overlaps not counted twice)
+    int64_t haystackBytes = 0;  ///< bytes packed, overlaps included
+    int segments = 0;
+    int64_t workItems = 0;
+    int workerGroups = 0;       ///< GPU workgroups, or CPU threads
+    int workgroupSize = 0;
+    double occupancy = 0;       ///< work items processed / lanes launched (GPU); busy share of threads (CPU)
+    int64_t bytesUploadedData = 0;
+    int64_t bytesUploadedTables = 0;
+    int64_t bytesReadBack = 0;
+    int64_t hits = 0;
+    int64_t hitsRerun = 0;      ///< hits of launches re-run because the hit ring was too small
+    double gpuMs = 0;
+    double wallMs = 0;
+    double readMs = 0;          ///< reader time spent filling this batch (on the reader thread)
+    int pipelineCacheHits = 0;
+    int planCacheHits = 0;
+    QString engine;
+    QString backend;
+    QString device;
+    bool paramsChanged = false; ///< launch parameters differ from the previous batch's
+
+    int64_t bytesMoved() const { return bytesUploadedData + bytesUploadedTables + bytesReadBack; }
+    double hitDensity() const { return bytes > 0 ? double(hits) / (double(bytes) / (1 << 20)) : 0; }
+    double throughputGBs() const { return wallMs > 0 ? double(bytes) / (wallMs * 1e6) : 0; }
+
+    QJsonObject toJson() const;
+};
+
+} // namespace Hitscope
+
+Q_DECLARE_METATYPE(Hitscope::BatchTelemetry)

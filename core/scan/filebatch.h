@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <QByteArray>
+
+#include "scan/fileentry.h"
+
+namespace Hitscope {
+
+/**
+ * One file's bytes inside a batch: the whole file, or a chunk of a file too large for one batch.
+ * A chunk owns the match *ends* in [ownBegin, ownEnd) (file offsets); it also holds the bytes before it
+ * that a match ending inside may start at (the overlap, plus one byte of context for \b) and one byte
+ * after it (a trailing \b is decided by the next byte).
+ */
+struct BatchFile
+{
+    int fileIndex = -1;     ///< index of the file in the scan, in walk order
+    QByteArray path;
+    int64_t fileSize = 0;
+    int64_t holdBegin = 0;  ///< file offset of the first byte held in the haystack
+    int64_t holdEnd = 0;
+    int64_t dataOffset = 0; ///< haystack offset of holdBegin
+    int64_t ownBegin = 0;
+    int64_t ownEnd = 0;
+    bool firstChunk = true;
+    bool lastChunk = true;
+
+    const uint8_t *at(const uint8_t *haystack, int64_t fileOffset) const
+    {
+        return haystack + dataOffset + (fileOffset - holdBegin);
+    }
+};
+
+/// A work item of the bounded groups: a piece of one chunk, scanned from scanBegin (the overlap before
+/// ownBegin) to scanEnd (one byte past ownEnd, when the file has it). Offsets are file offsets.
+struct Segment
+{
+    uint32_t batchFile = 0;
+    int64_t scanBegin = 0;
+    int64_t scanEnd = 0;
+    int64_t ownBegin = 0;
+    int64_t ownEnd = 0;
+};
+
+/// What one launch scans: files packed back to back, their chunks, and the bounded groups' segments.
+struct FileBatch
+{
+    int index = 0;
+    std::unique_ptr<uint8_t[]> haystack;
+    int64_t capacity = 0;
+    int64_t used = 0;
+    int64_t ownedBytes = 0; ///< bytes of files this batch is responsible for (no overlaps)
+    int overlap = 0;        ///< bytes before ownBegin a bounded match may start at (max length - 1)
+    double readMs = 0;      ///< time the reader spent filling it
+    std::vector<BatchFile> files;
+    std::vector<Segment> segments;
+    std::vector<FileProblem> problems; ///< found while walking or reading, reported in order
+
+    void clear()
+    {
+        used = 0;
+        ownedBytes = 0;
+        files.clear();
+        segments.clear();
+        problems.clear();
+    }
+};
+
+} // namespace Hitscope

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <QByteArray>
+#include <QMetaType>
+
+namespace Hitscope {
+
+/// One match of one pattern in one file: where it starts and how long it is.
+struct Hit
+{
+    int pattern = -1; ///< RuleSet::patterns index
+    int64_t offset = 0;
+    int64_t length = 0;
+
+    bool operator==(const Hit &) const = default;
+    bool operator<(const Hit &o) const
+    {
+        return offset != o.offset ? offset < o.offset : (pattern != o.pattern ? pattern < o.pattern : length < o.length);
+    }
+};
+
+/// Every hit of one file, delivered once the file's last chunk has been scanned.
+struct FileResult
+{
+    int fileIndex = -1;
+    QByteArray path;
+    int64_t size = 0;
+    std::vector<Hit> hits; ///< sorted by offset, then pattern
+};
+
+} // namespace Hitscope
+
+Q_DECLARE_METATYPE(Hitscope::Hit)

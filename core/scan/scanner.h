@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+
+#include <QByteArrayList>
+
+#include "automata/patterncatalog.h"
+#include "automata/startfinder.h"
+#include "rules/ruleset.h"
+#include "scan/batchtelemetry.h"
+#include "scan/engine.h"
+#include "scan/filewalker.h"
+#include "scan/hit.h"
+#include "scan/launchparams.h"
+
+namespace Hitscope {
+
+struct ScanSummary
+{
+    int files = 0;
+    int64_t bytes = 0;
+    int64_t hits = 0;
+    int problems = 0;
+    int batches = 0;
+    double wallMs = 0;
+    bool cancelled = false;
+    QString error; ///< set when the scan could not go on (the engine failed and nothing could take over)
+};
+
+/**
+ * Runs one scan: a reader thread walks the paths and packs batches while the calling thread scans the
+ * previous batch on the engine, turns end offsets into hits and hands out each file's hits when the file is
+ * complete. Launch parameters may change while it runs; they apply from the next batch.
+ */
+class Scanner
+{
+public:
+    struct Callbacks
+    {
+        std::function<void(const FileResult &)> fileDone;
+        std::function<void(const FileProblem &)> problem;
+        std::function<void(const BatchTelemetry &)> batchDone;
+    };
+
+    Scanner(const RuleSet &rules, const PatternCatalog &catalog, Engine &engine);
+    ~Scanner();
+
+    /// Blocks until the scan is finished or cancelled.
+    ScanSummary run(const QByteArrayList &paths, const WalkOptions &walk, const LaunchParams &params,
+                    const Callbacks &callbacks);
+
+    /// Thread-safe; applies from the next batch packed and scanned.
+    void setParams(const LaunchParams &params);
+    /// Thread-safe; the scan stops after the batch in flight.
+    void cancel();
+
+private:
+    LaunchParams currentParams();
+    void resolve(const FileBatch &batch, const std::vector<RawHit> &raw, int threads,
+                 std::vector<std::vector<Hit>> &perFile);
+
+    const RuleSet &m_rules;
+    const PatternCatalog &m_catalog;
+    Engine &m_engine;
+    StartFinder m_starts;
+    std::mutex m_paramsMutex;
+    LaunchParams m_params;
+    std::atomic_int m_paramsVersion { 0 };
+    std::atomic_bool m_cancel { false };
+};
+
+} // namespace Hitscope
