@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "filewalker.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QFile>
+
+namespace Hitscope {
+
+namespace {
+
+using FolderId = std::pair<dev_t, ino_t>;
+
+QString errnoReason(int error)
+{
+    switch (error) {
+    case EACCES:
+    case EPERM:
+        return QStringLiteral("permission denied");
+    case ENOENT:
+        return QStringLiteral("vanished during the walk");
+    case ELOOP:
+        return QStringLiteral("symlink loop");
+    default:
+        return QString::fromLocal8Bit(std::strerror(error));
+    }
+}
+
+QString notRegularReason(mode_t mode)
+{
+    const char *kind = S_ISFIFO(mode) ? "FIFO"
+        : S_ISSOCK(mode)              ? "socket"
+        : S_ISCHR(mode)               ? "character device"
+        : S_ISBLK(mode)               ? "block device"
+                                      : "unknown type";
+    return QLatin1String("not a regular file (") + QLatin1String(kind) + QLatin1Char(')');
+}
+
+std::vector<QByteArray> encodeGlobs(const QStringList &globs)
+{
+    std::vector<QByteArray> out;
+    out.reserve(size_t(globs.size()));
+    for (const QString &g : globs)
+        out.push_back(QFile::encodeName(g));
+    return out;
+}
+
+bool matchesAny(const std::vector<QByteArray> &globs, const QByteArray &name)
+{
+    return std::any_of(globs.begin(), globs.end(),
+                       [&](const QByteArray &g) { return fnmatch(g.constData(), name.constData(), 0) == 0; });
+}
+
+QByteArray joinPath(const QByteArray &folder, const QByteArray &name)
+{
+    if (folder.endsWith('/'))
+        return folder + name;
+    return folder + '/' + name;
+}
+
+/// State of one walk() call; the recursion follows the folder tree.
+class Walk
+{
+public:
+    Walk(const WalkOptions &options, const FileWalker::FileCallback &onFile,
+         const FileWalker::ProblemCallback &onProblem, const std::atomic_bool *cancelled)
+        : m_options(options)
+        , m_include(encodeGlobs(options.include))
+        , m_exclude(encodeGlobs(options.exclude))
+        , m_onFile(onFile)
+        , m_onProblem(onProblem)
+        , m_cancelled(cancelled)
+    {
+    }
+
+    bool cancelled() const { return m_cancelled && m_cancelled->load(std::memory_order_relaxed); }
+
+    void root(const QByteArray &path)
+    {
+        struct stat st;
+        if (::lstat(path.constData(), &st) != 0) {
+            const int error = errno;
+            problem(path, error == ENOENT || error == ENOTDIR ? QStringLiteral("does not exist") : errnoReason(error));
+            return;
+        }
+        const bool isLink = S_ISLNK(st.st_mode);
+        if (isLink) {
+            if (!m_options.followSymlinks) {
+                problem(path, QStringLiteral("symbolic link not followed"));
+                return;
+            }
+            if (!followLink(path, &st))
+                return;
+        }
+        // Files named explicitly are scanned whatever the include/exclude globs say: the user asked for them.
+        if (S_ISDIR(st.st_mode))
+            folder(path, st);
+        else
+            nonFolder(path, st, isLink);
+    }
+
+private:
+    void problem(const QByteArray &path, const QString &reason) { m_onProblem(FileProblem { path, reason }); }
+
+    bool followLink(const QByteArray &path, struct stat *st)
+    {
+        if (::stat(path.constData(), st) == 0)
+            return true;
+        const int error = errno;
+        problem(path, error == ENOENT ? QStringLiteral("broken symbolic link") : errnoReason(error));
+        return false;
+    }
+
+    void folder(const QByteArray &path, const struct stat &st)
+    {
+        const FolderId id { st.st_dev, st.st_ino };
+        // Only folders on the current path make a loop; the same folder reached twice side by side is not one.
+        if (std::find(m_ancestors.begin(), m_ancestors.end(), id) != m_ancestors.end()) {
+            problem(path, QStringLiteral("symlink loop"));
+            return;
+        }
+
+        DIR *dir = ::opendir(path.constData());
+        if (!dir) {
+            problem(path, errnoReason(errno));
+            return;
+        }
+        std::vector<QByteArray> names;
+        for (;;) {
+            if (cancelled()) {
+                ::closedir(dir);
+                return;
+            }
+            errno = 0;
+            const dirent *entry = ::readdir(dir);
+            if (!entry) {
+                if (errno != 0)
+                    problem(path, errnoReason(errno));
+                break;
+            }
+            const char *n = entry->d_name;
+            if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
+                continue;
+            names.emplace_back(n);
+        }
+        // Closed before descending so that deep trees do not hold one descriptor per level.
+        ::closedir(dir);
+        std::sort(names.begin(), names.end());
+
+        m_ancestors.push_back(id);
+        for (const QByteArray &name : names) {
+            if (cancelled())
+                break;
+            entry(joinPath(path, name), name);
+        }
+        m_ancestors.pop_back();
+    }
+
+    void entry(const QByteArray &path, const QByteArray &name)
+    {
+        struct stat st;
+        if (::lstat(path.constData(), &st) != 0) {
+            problem(path, errnoReason(errno));
+            return;
+        }
+        const bool isLink = S_ISLNK(st.st_mode);
+        if (isLink) {
+            // As grep -r does: links met inside folders are skipped quietly unless following was asked for.
+            if (!m_options.followSymlinks || !followLink(path, &st))
+                return;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (!matchesAny(m_exclude, name))
+                folder(path, st);
+            return;
+        }
+        // Globs come before the type so that a FIFO the user filtered out raises no problem either.
+        if (matchesAny(m_exclude, name) || (!m_include.empty() && !matchesAny(m_include, name)))
+            return;
+        nonFolder(path, st, isLink);
+    }
+
+    void nonFolder(const QByteArray &path, const struct stat &st, bool viaLink)
+    {
+        if (!S_ISREG(st.st_mode)) {
+            problem(path, notRegularReason(st.st_mode));
+            return;
+        }
+        if (m_options.maxFileSize >= 0 && st.st_size > m_options.maxFileSize) {
+            problem(path,
+                    QLatin1String("larger than --max-file-size (") + QString::number(m_options.maxFileSize)
+                        + QLatin1String(" bytes)"));
+            return;
+        }
+        // Opening is the only reliable readability test (access() uses the real uid and ignores ACLs
+        // and capabilities). O_NONBLOCK keeps a file swapped for a FIFO since lstat() from blocking us.
+        const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (viaLink ? 0 : O_NOFOLLOW);
+        const int fd = ::open(path.constData(), flags);
+        if (fd < 0) {
+            problem(path, errnoReason(errno));
+            return;
+        }
+        struct stat now;
+        const bool statted = ::fstat(fd, &now) == 0;
+        const int error = errno;
+        ::close(fd);
+        if (!statted) {
+            problem(path, errnoReason(error));
+            return;
+        }
+        if (!S_ISREG(now.st_mode)) {
+            problem(path, notRegularReason(now.st_mode));
+            return;
+        }
+        m_onFile(FileEntry { path, int64_t(now.st_size) });
+    }
+
+    const WalkOptions &m_options;
+    const std::vector<QByteArray> m_include;
+    const std::vector<QByteArray> m_exclude;
+    const FileWalker::FileCallback &m_onFile;
+    const FileWalker::ProblemCallback &m_onProblem;
+    const std::atomic_bool *m_cancelled;
+    std::vector<FolderId> m_ancestors;
+};
+
+} // namespace
+
+FileWalker::FileWalker(WalkOptions options)
+    : m_options(std::move(options))
+{
+}
+
+void FileWalker::walk(const QByteArrayList &roots, const FileCallback &onFile, const ProblemCallback &onProblem,
+                      const std::atomic_bool *cancelled) const
+{
+    Walk walk(m_options, onFile, onProblem, cancelled);
+    for (const QByteArray &root : roots) {
+        if (walk.cancelled())
+            return;
+        walk.root(root);
+    }
+}
+
+} // namespace Hitscope
