@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -45,6 +46,11 @@ struct Dfa
     std::vector<uint32_t> acceptIndex;
     /// patternId | (AcceptKind << kKindShift); pattern ids are global (RuleSet::patterns indices).
     std::vector<uint32_t> acceptEntries;
+    /// The state from which nothing can be reported any more (no accept entries, every transition loops to
+    /// itself), premultiplied like `start`, or kNoDeadState. A scan that reaches it may stop early: anchored
+    /// DFAs, or groups whose patterns all start with `^`. A minimized DFA has at most one such state.
+    uint32_t dead = kNoDeadState;
+    static constexpr uint32_t kNoDeadState = 0xffffffffu;
 
     static uint32_t entry(uint32_t patternId, AcceptKind kind) { return patternId | (uint32_t(kind) << kKindShift); }
     static uint32_t entryPattern(uint32_t e) { return e & kPatternMask; }

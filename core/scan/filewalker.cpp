@@ -61,10 +61,9 @@ bool matchesAny(const std::vector<QByteArray> &globs, const QByteArray &name)
                        [&](const QByteArray &g) { return fnmatch(g.constData(), name.constData(), 0) == 0; });
 }
 
+// Joined as yara -r joins them ("dir/" gives "dir//name"), so scripts can compare our paths with yara's.
 QByteArray joinPath(const QByteArray &folder, const QByteArray &name)
 {
-    if (folder.endsWith('/'))
-        return folder + name;
     return folder + '/' + name;
 }
 

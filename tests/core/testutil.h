@@ -14,3 +14,32 @@ bool writeFile(const QString &path, const QByteArray &data);
 int runCli(const QStringList &args, QByteArray *out, QByteArray *err = nullptr, int timeoutMs = 600000);
 
 } // namespace TestUtil
+
+#include <vector>
+
+#include "testutilhs.h"
+
+namespace TestUtil {
+
+/// A generated corpus on disk with rule files and what an oracle needs to know about them.
+struct GeneratedCase
+{
+    QString dir;                 ///< corpus root
+    QString literalsFile;        ///< .txt literal list
+    QString regexesFile;         ///< .tsv regex list
+    QStringList ruleNames;       ///< rule name per oracle pattern
+    std::vector<OraclePattern> oracle;
+    QStringList files;           ///< every file written, absolute
+    std::vector<QByteArray> literals; ///< literal-list entries (plain ones), for writing them as YARA rules
+};
+
+/**
+ * Writes a seeded random corpus under `root`: files from empty to over a megabyte, text and binary, with
+ * literals and regex matches planted at random places and across every multiple of `boundary` bytes.
+ */
+GeneratedCase generateCase(const QString &root, quint32 seed, int boundary);
+
+/// Exact (rule, file, offset, length) set the oracle expects for a generated case.
+std::set<std::tuple<QString, QString, int64_t, int64_t>> expectedHits(const GeneratedCase &c);
+
+} // namespace TestUtil

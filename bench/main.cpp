@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// hitscope-bench: scans a folder with Hitscope and, in the same run, with its peers (Vectorscan, yara) and
+// the read-only ceiling, and prints one table. Speed is measured here, never in unit tests.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QThread>
+
+#include "automata/patterncatalog.h"
+#include "cpu/cpuengine.h"
+#include "peers.h"
+#include "rules/ruleloader.h"
+#include "scan/filewalker.h"
+#include "scan/scanner.h"
+
+using namespace Hitscope;
+
+namespace {
+
+void usage()
+{
+    std::fputs("Usage: hitscope-bench [options] -r RULES [-r RULES...] DIR\n"
+               "  -r, --rules FILE     rule list (.txt literals, .tsv regexes), repeatable\n"
+               "      --yara-rules F   YARA rules for the yara peer (default: the lists converted)\n"
+               "      --engine E       cpu (default)\n"
+               "  -j, --threads N      threads for Hitscope and every peer (default: all cores)\n"
+               "      --repeat N       runs of each contender; the best is reported (default 3)\n"
+               "      --batch-bytes N, --segment-bytes N   Hitscope launch parameters\n"
+               "      --no-yara, --no-vectorscan           leave a peer out\n"
+               "      --json FILE      also write the table as JSON\n",
+               stdout);
+}
+
+struct Row
+{
+    QString name;
+    double seconds = 0;
+    int64_t bytes = 0;
+    QString hits;
+    QString note;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QStringList rulesFiles;
+    QString yaraRules, jsonOut, dir;
+    int threads = QThread::idealThreadCount();
+    int repeat = 3;
+    bool yara = true, vectorscan = true;
+    LaunchParams params;
+    const QStringList args = app.arguments();
+    for (int i = 1; i < args.size(); ++i) {
+        const QString &a = args[i];
+        auto next = [&]() -> QString { return i + 1 < args.size() ? args[++i] : QString(); };
+        if (a == QLatin1String("-r") || a == QLatin1String("--rules"))
+            rulesFiles << next();
+        else if (a == QLatin1String("--yara-rules"))
+            yaraRules = next();
+        else if (a == QLatin1String("-j") || a == QLatin1String("--threads"))
+            threads = next().toInt();
+        else if (a == QLatin1String("--repeat"))
+            repeat = std::max(1, next().toInt());
+        else if (a == QLatin1String("--batch-bytes"))
+            params.batchBytes = next().toLongLong();
+        else if (a == QLatin1String("--segment-bytes"))
+            params.segmentBytes = next().toLongLong();
+        else if (a == QLatin1String("--engine"))
+            next(); // only cpu until the GPU engine lands
+        else if (a == QLatin1String("--no-yara"))
+            yara = false;
+        else if (a == QLatin1String("--no-vectorscan"))
+            vectorscan = false;
+        else if (a == QLatin1String("--json"))
+            jsonOut = next();
+        else if (a == QLatin1String("-h") || a == QLatin1String("--help")) {
+            usage();
+            return 0;
+        } else if (a.startsWith(QLatin1Char('-'))) {
+            std::fprintf(stderr, "hitscope-bench: unknown option %s\n", qPrintable(a));
+            return 1;
+        } else
+            dir = a;
+    }
+    if (rulesFiles.isEmpty() || dir.isEmpty()) {
+        usage();
+        return 1;
+    }
+    threads = std::max(1, threads);
+    params.threads = threads;
+
+    // Rules: load and compile, timed.
+    QElapsedTimer t;
+    t.start();
+    RuleSet rules = RuleLoader::loadFiles(rulesFiles);
+    const double loadMs = double(t.nsecsElapsed()) / 1e6;
+    const PatternCatalog catalog = PatternCatalog::compile(rules);
+    int states = 0;
+    for (const DfaGroup &g : catalog.groups)
+        states += int(g.dfa.numStates);
+    std::printf("rules: %zu patterns from %s; load %.0f ms, compile %.0f ms; %zu groups, %d DFA states, "
+                "%.1f MiB of tables; %zu rejected\n",
+                rules.patterns.size(), qPrintable(rulesFiles.join(QLatin1String(", "))), loadMs, catalog.compileMs,
+                catalog.groups.size(), states, double(catalog.tableBytes()) / (1 << 20),
+                rules.rejections.size() + catalog.rejections.size());
+    for (const Rejection &r : catalog.rejections)
+        std::printf("  rejected: %s\n", qPrintable(r.toString()));
+
+    // Corpus.
+    std::vector<QByteArray> files;
+    int64_t corpusBytes = 0;
+    FileWalker(WalkOptions {}).walk({ QFile::encodeName(dir) },
+                                    [&](const FileEntry &e) {
+                                        files.push_back(e.path);
+                                        corpusBytes += e.size;
+                                    },
+                                    [](const FileProblem &) {});
+    std::printf("corpus: %s, %zu files, %.2f GiB; %d threads; best of %d runs\n\n", qPrintable(dir), files.size(),
+                double(corpusBytes) / (1 << 30), threads, repeat);
+
+    std::vector<Row> rows;
+    auto best = [&](auto &&fn) {
+        PeerResult bestR;
+        bestR.seconds = 1e30;
+        for (int k = 0; k < repeat; ++k) {
+            PeerResult r = fn();
+            if (r.seconds < bestR.seconds || !r.note.isEmpty())
+                bestR = r;
+            if (!r.note.isEmpty())
+                break;
+        }
+        return bestR;
+    };
+
+    const PeerResult ceiling = best([&] { return readCeiling(files, threads); });
+    rows.push_back({ QStringLiteral("read only (ceiling)"), ceiling.seconds, corpusBytes, QStringLiteral("-"), {} });
+
+    CpuEngine engine;
+    int64_t ourHits = 0;
+    std::set<std::pair<int, int>> ourPairs;
+    const PeerResult ours = best([&] {
+        Scanner scanner(rules, catalog, engine);
+        int64_t hits = 0;
+        std::set<std::pair<int, int>> pairs;
+        Scanner::Callbacks cb;
+        cb.fileDone = [&](const FileResult &fr) {
+            hits += int64_t(fr.hits.size());
+            for (const Hit &h : fr.hits)
+                pairs.insert({ rules.patterns[size_t(h.pattern)].ruleIndex, fr.fileIndex });
+        };
+        QElapsedTimer tt;
+        tt.start();
+        scanner.run({ QFile::encodeName(dir) }, WalkOptions {}, params, cb);
+        PeerResult r;
+        r.seconds = double(tt.nsecsElapsed()) / 1e9;
+        ourHits = hits;
+        ourPairs = std::move(pairs);
+        return r;
+    });
+    rows.push_back({ QStringLiteral("hitscope cpu -j%1").arg(threads), ours.seconds, corpusBytes,
+                     QStringLiteral("%1 hits, %2 rule/file pairs").arg(ourHits).arg(ourPairs.size()), {} });
+
+    QString error;
+    const std::vector<PeerPattern> peerPatterns = readPeerPatterns(rulesFiles, &error);
+    if (vectorscan) {
+        const PeerResult vs = best([&] { return runVectorscan(peerPatterns, files, threads); });
+        rows.push_back({ QStringLiteral("vectorscan block -j%1").arg(threads), vs.seconds, corpusBytes,
+                         QStringLiteral("%1 match ends").arg(vs.matches), vs.note });
+    }
+    if (yara) {
+        QTemporaryDir tmp;
+        QString yr = yaraRules;
+        if (yr.isEmpty()) {
+            yr = tmp.path() + QLatin1String("/rules.yar");
+            writeYaraRules(peerPatterns, yr);
+        }
+        const PeerResult y = best([&] { return runYara(yr, dir, threads); });
+        rows.push_back({ QStringLiteral("yara -p %1").arg(threads), y.seconds, corpusBytes,
+                         QStringLiteral("%1 rule/file pairs").arg(y.matches), y.note });
+    }
+
+    std::printf("%-28s %10s %10s  %s\n", "contender", "seconds", "GB/s", "result");
+    QJsonArray jrows;
+    for (const Row &r : rows) {
+        const double gbs = r.seconds > 0 ? double(r.bytes) / r.seconds / 1e9 : 0;
+        std::printf("%-28s %10.3f %10.3f  %s%s%s\n", qPrintable(r.name), r.seconds, gbs, qPrintable(r.hits),
+                    r.note.isEmpty() ? "" : "  NOTE: ", qPrintable(r.note));
+        jrows.append(QJsonObject { { QStringLiteral("name"), r.name },
+                                   { QStringLiteral("seconds"), r.seconds },
+                                   { QStringLiteral("gbs"), gbs },
+                                   { QStringLiteral("result"), r.hits },
+                                   { QStringLiteral("note"), r.note } });
+    }
+    if (!jsonOut.isEmpty()) {
+        QFile f(jsonOut);
+        if (f.open(QIODevice::WriteOnly))
+            f.write(QJsonDocument(QJsonObject { { QStringLiteral("rows"), jrows },
+                                                { QStringLiteral("corpus_bytes"), qint64(corpusBytes) },
+                                                { QStringLiteral("compile_ms"), catalog.compileMs },
+                                                { QStringLiteral("table_bytes"), qint64(catalog.tableBytes()) } })
+                        .toJson());
+    }
+    return 0;
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// hitscope-cli end to end, as users and scripts run it, checked against independent oracles: Vectorscan
+// (leftmost start of every match end) for the exact hit set, and yara for which rules match which files.
+#include <set>
+#include <tuple>
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+
+#include "testutil.h"
+
+using HitSet = std::set<std::tuple<QString, QString, int64_t, int64_t>>;
+
+class TestCli : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_tmp;
+    TestUtil::GeneratedCase m_case;
+    HitSet m_expected;
+
+    static HitSet parseJsonHits(const QByteArray &out, QJsonObject *summary = nullptr)
+    {
+        HitSet hits;
+        for (const QByteArray &line : out.split('\n')) {
+            if (line.isEmpty())
+                continue;
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            if (o.value(QLatin1String("type")).toString() == QLatin1String("hit"))
+                hits.insert({ o.value(QLatin1String("rule")).toString(), o.value(QLatin1String("file")).toString(),
+                              int64_t(o.value(QLatin1String("offset")).toInteger()),
+                              int64_t(o.value(QLatin1String("length")).toInteger()) });
+            else if (summary && o.value(QLatin1String("type")).toString() == QLatin1String("summary"))
+                *summary = o;
+        }
+        return hits;
+    }
+
+    static void reportDifference(const HitSet &got, const HitSet &want)
+    {
+        int shown = 0;
+        for (const auto &h : want)
+            if (!got.count(h) && shown++ < 10)
+                qWarning() << "missing" << std::get<0>(h) << std::get<1>(h) << std::get<2>(h) << std::get<3>(h);
+        for (const auto &h : got)
+            if (!want.count(h) && shown++ < 20)
+                qWarning() << "extra" << std::get<0>(h) << std::get<1>(h) << std::get<2>(h) << std::get<3>(h);
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_tmp.isValid());
+        m_case = TestUtil::generateCase(m_tmp.path(), 20261129, 4096);
+        m_expected = TestUtil::expectedHits(m_case);
+        QVERIFY2(m_expected.size() > 1000, "the generated corpus should have many hits");
+    }
+
+    void jsonHitsEqualOracle_data()
+    {
+        QTest::addColumn<QStringList>("extra");
+        QTest::addRow("defaults") << QStringList();
+        QTest::addRow("one thread") << QStringList { QStringLiteral("-j"), QStringLiteral("1") };
+        QTest::addRow("segments of 4 KiB (patterns planted across each boundary)")
+            << QStringList { QStringLiteral("--segment-bytes"), QStringLiteral("4096") };
+        QTest::addRow("64 KiB batches: large files split across batches")
+            << QStringList { QStringLiteral("--batch-bytes"), QStringLiteral("64K"), QStringLiteral("--segment-bytes"),
+                             QStringLiteral("1000") };
+        QTest::addRow("tiny segments") << QStringList { QStringLiteral("--segment-bytes"), QStringLiteral("100"),
+                                                        QStringLiteral("--batch-bytes"), QStringLiteral("300K") };
+    }
+
+    void jsonHitsEqualOracle()
+    {
+        QFETCH(QStringList, extra);
+        QByteArray out, err;
+        const int rc = TestUtil::runCli(QStringList { QStringLiteral("scan"), QStringLiteral("--engine"),
+                                                      QStringLiteral("cpu"), QStringLiteral("--json"),
+                                                      QStringLiteral("-r"), m_case.literalsFile, QStringLiteral("-r"),
+                                                      m_case.regexesFile }
+                                            + extra + QStringList { m_case.dir },
+                                        &out, &err);
+        QVERIFY2(rc == 0, err.constData());
+        QJsonObject summary;
+        const HitSet got = parseJsonHits(out, &summary);
+        if (got != m_expected)
+            reportDifference(got, m_expected);
+        QCOMPARE(got.size(), m_expected.size());
+        QVERIFY(got == m_expected);
+        QCOMPARE(summary.value(QLatin1String("files")).toInt(), m_case.files.size());
+    }
+
+    void yaraAgreesOnLiteralRules()
+    {
+        const QString yara = QStandardPaths::findExecutable(QStringLiteral("yara"));
+        QVERIFY2(!yara.isEmpty(), "yara is not installed (packaging/setup.sh installs it)");
+        // The same literals as YARA rules, one rule per literal, named after the list rules.
+        QByteArray yar;
+        QHash<QString, QString> nameOf;
+        int line = 2;
+        for (const QByteArray &lit : m_case.literals) {
+            QByteArray escaped;
+            for (const char ch : lit) {
+                if (ch == '\\' || ch == '"')
+                    escaped += '\\';
+                escaped += ch;
+            }
+            const QString yname = QStringLiteral("L%1").arg(line);
+            nameOf[yname] = QStringLiteral("iocs:%1").arg(line);
+            yar += "rule " + yname.toLatin1() + " { strings: $s = \"" + escaped + "\" condition: $s }\n";
+            ++line;
+        }
+        const QString yarFile = m_tmp.path() + QLatin1String("/lits.yar");
+        QVERIFY(TestUtil::writeFile(yarFile, yar));
+        QProcess p;
+        p.start(yara, { QStringLiteral("-r"), yarFile, m_case.dir });
+        QVERIFY(p.waitForFinished(300000));
+        QCOMPARE(p.exitCode(), 0);
+        std::set<std::pair<QString, QString>> want;
+        for (const QByteArray &l : p.readAllStandardOutput().split('\n')) {
+            const int sp = l.indexOf(' ');
+            if (sp > 0)
+                want.insert({ nameOf.value(QString::fromUtf8(l.left(sp))), QString::fromUtf8(l.mid(sp + 1)) });
+        }
+        QVERIFY(want.size() > 10);
+
+        // Only the plain literals of the list: the hex line has no twin in lits.yar.
+        QByteArray listOnly;
+        QFile lf(m_case.literalsFile);
+        QVERIFY(lf.open(QIODevice::ReadOnly));
+        for (const QByteArray &l : lf.readAll().split('\n'))
+            listOnly += (l.startsWith("hex:") ? QByteArray("# hex line left out") : l) + '\n';
+        const QString iocs = m_tmp.path() + QLatin1String("/only/iocs.txt");
+        QVERIFY(TestUtil::writeFile(iocs, listOnly.left(listOnly.size() - 1)));
+        QByteArray out, err;
+        QCOMPARE(TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("-r"), iocs, m_case.dir }, &out, &err), 0);
+        std::set<std::pair<QString, QString>> got;
+        for (const QByteArray &l : out.split('\n')) {
+            const int sp = l.indexOf(' ');
+            if (sp > 0)
+                got.insert({ QString::fromUtf8(l.left(sp)), QString::fromUtf8(l.mid(sp + 1)) });
+        }
+        QCOMPARE(got.size(), want.size());
+        QVERIFY(got == want);
+    }
+
+    void printStringsLikeYara()
+    {
+        const QString dir = m_tmp.path() + QLatin1String("/small");
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/a.txt"), QByteArray("xx needle yy\x01needle")));
+        QByteArray out, err;
+        QCOMPARE(TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("-s"), QStringLiteral("-r"),
+                                    m_case.literalsFile, dir },
+                                  &out, &err),
+                 0);
+        QCOMPARE(out, QByteArray("iocs:2 " + dir.toUtf8() + "/a.txt\n0x3:$: needle\n0xd:$: needle\n"));
+    }
+
+    void telemetryOneLinePerBatch()
+    {
+        const QString tele = m_tmp.path() + QLatin1String("/tele.jsonl");
+        QByteArray out, err;
+        QCOMPARE(TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("--json"), QStringLiteral("--batch-bytes"),
+                                    QStringLiteral("256K"), QStringLiteral("--telemetry"), tele, QStringLiteral("-r"),
+                                    m_case.literalsFile, m_case.dir },
+                                  &out, &err),
+                 0);
+        QJsonObject summary;
+        parseJsonHits(out, &summary);
+        QFile f(tele);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        int64_t bytes = 0;
+        int64_t hits = 0;
+        int lines = 0;
+        for (const QByteArray &l : f.readAll().split('\n')) {
+            if (l.isEmpty())
+                continue;
+            const QJsonObject o = QJsonDocument::fromJson(l).object();
+            QCOMPARE(o.value(QLatin1String("index")).toInt(), lines);
+            QVERIFY(o.value(QLatin1String("wall_ms")).toDouble() > 0);
+            bytes += o.value(QLatin1String("bytes")).toInteger();
+            hits += o.value(QLatin1String("hits")).toInteger();
+            ++lines;
+        }
+        QVERIFY(lines > 3);
+        QCOMPARE(lines, summary.value(QLatin1String("batches")).toInt());
+        QCOMPARE(bytes, summary.value(QLatin1String("bytes")).toInteger());
+        QCOMPARE(hits, summary.value(QLatin1String("hits")).toInteger());
+    }
+
+    void badInputIsReportedAndTheRestRuns()
+    {
+        const QString dir = m_tmp.path() + QLatin1String("/bad");
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/files/a.txt"), "alpha beta gamma"));
+        QVERIFY(::mkfifo(QFile::encodeName(dir + QLatin1String("/files/pipe")).constData(), 0644) == 0);
+        const QString tsv = dir + QLatin1String("/r.tsv");
+        QVERIFY(TestUtil::writeFile(tsv, "-\tgood\tbeta\n-\tbroken\t(unclosed\n-\tempty\tx*\n"));
+        QByteArray out, err;
+        QCOMPARE(TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("-r"), tsv, dir + QLatin1String("/files") },
+                                  &out, &err, 60000),
+                 2);
+        QCOMPARE(out, QByteArray("good " + dir.toUtf8() + "/files/a.txt\n"));
+        QVERIFY2(err.contains(QByteArray(tsv.toUtf8() + ":2")), err.constData());
+        QVERIFY2(err.contains(QByteArray(tsv.toUtf8() + ":3")), err.constData());
+        QVERIFY2(err.contains("pipe"), err.constData());
+    }
+
+    void argumentErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::addRow("no command") << QStringList() << QStringLiteral("no command");
+        QTest::addRow("no rules") << QStringList { QStringLiteral("scan"), QStringLiteral(".") }
+                                  << QStringLiteral("no rule file");
+        QTest::addRow("bad size") << QStringList { QStringLiteral("scan"), QStringLiteral("-r"), QStringLiteral("x.txt"),
+                                                   QStringLiteral("--batch-bytes"), QStringLiteral("lots"),
+                                                   QStringLiteral(".") }
+                                  << QStringLiteral("not a size");
+        QTest::addRow("missing rule file")
+            << QStringList { QStringLiteral("scan"), QStringLiteral("-r"), QStringLiteral("/nonexistent/rules.txt"),
+                             QStringLiteral(".") }
+            << QStringLiteral("/nonexistent/rules.txt");
+        QTest::addRow("unknown option") << QStringList { QStringLiteral("scan"), QStringLiteral("--frobnicate") }
+                                        << QStringLiteral("--frobnicate");
+    }
+
+    void argumentErrors()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        QByteArray out, err;
+        QCOMPARE(TestUtil::runCli(args, &out, &err), 1);
+        QVERIFY2(QString::fromLocal8Bit(err).contains(message), err.constData());
+    }
+
+    void helpDocumentsEveryOption()
+    {
+        QByteArray out;
+        QCOMPARE(TestUtil::runCli({ QStringLiteral("--help") }, &out), 0);
+        for (const char *opt : { "--rules", "--engine", "--threads", "--json", "--telemetry", "--batch-bytes",
+                                 "--segment-bytes", "--max-file-size", "--exclude", "--include", "Exit status" })
+            QVERIFY2(out.contains(opt), opt);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
