@@ -196,9 +196,21 @@ int runScanCommand(const CliArgs &args)
                 preview = std::make_unique<PreviewReader>(fr.path);
             for (int pid : rules.rules[size_t(r)].patterns) {
                 const Pattern &p = rules.patterns[size_t(pid)];
+                // Report-all gives one hit per match end; people read one line per start, the longest
+                // match (as yara prints them). JSON keeps every hit.
+                const Hit *last = nullptr;
+                std::vector<const Hit *> lines;
                 for (const Hit &h : fr.hits) {
                     if (h.pattern != pid)
                         continue;
+                    if (last && last->offset == h.offset)
+                        lines.back() = &h;
+                    else
+                        lines.push_back(&h);
+                    last = &h;
+                }
+                for (const Hit *hp : lines) {
+                    const Hit &h = *hp;
                     char head[64];
                     std::snprintf(head, sizeof head, "0x%llx:", static_cast<unsigned long long>(h.offset));
                     b += head;
