@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "patterncatalog.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include <QElapsedTimer>
+
+#include "automata/dfabuilder.h"
+#include "automata/nfa.h"
+
+namespace Hitscope {
+
+namespace {
+
+/// Runs fn(0..count-1) on up to hardware_concurrency threads; results must go to per-index slots.
+template<typename F>
+void parallelFor(size_t count, F &&fn)
+{
+    const size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+    if (threads <= 1) {
+        for (size_t i = 0; i < count; ++i)
+            fn(i);
+        return;
+    }
+    std::atomic<size_t> next { 0 };
+    auto worker = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < count;)
+            fn(i);
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t)
+        pool.emplace_back(worker);
+    worker();
+    for (std::thread &t : pool)
+        t.join();
+}
+
+/// A chain of single-byte or ASCII case-pair sets. Such a pattern alone needs at most length + 1 DFA
+/// states (it is a literal over case-folded bytes), and a group of them at most their total length + 1.
+bool literalLike(const Regex &r, int node, std::string *key)
+{
+    const Regex::Node &n = r.nodes[size_t(node)];
+    if (n.type == Regex::Node::Type::Concat) {
+        for (int c : n.children)
+            if (!literalLike(r, c, key))
+                return false;
+        return true;
+    }
+    if (n.type != Regex::Node::Type::Bytes)
+        return false;
+    const size_t count = n.bytes.count();
+    int low = -1;
+    for (int b = 0; b < 256 && low < 0; ++b)
+        if (n.bytes.test(size_t(b)))
+            low = b;
+    if (count == 2) {
+        const bool casePair = ((low >= 'A' && low <= 'Z') || (low >= 'a' && low <= 'z'))
+            && n.bytes.test(size_t(low ^ 0x20));
+        if (!casePair)
+            return false;
+    } else if (count != 1) {
+        return false;
+    }
+    key->push_back(char(count == 2 ? (low | 0x20) : low));
+    return true;
+}
+
+struct Candidate
+{
+    int pattern = -1;
+    int64_t estimate = 0; ///< expected DFA states when merged
+    bool literal = false;
+    bool bounded = true;
+    std::string key;      ///< literal bytes (case-folded), so that shared prefixes land in one group
+    Dfa solo;             ///< the pattern's own DFA, when it was built to check for explosion
+    bool hasSolo = false;
+};
+
+struct Chunk
+{
+    std::vector<int> candidates; ///< indices into the candidate list
+    bool bounded = true;
+};
+
+struct BuiltGroup
+{
+    std::vector<int> candidates;
+    Dfa dfa;
+};
+
+/// A 64-bit hash over whole words (tables are tens of MiB: byte-wise FNV would cost a noticeable share of
+/// the compile time).
+uint64_t hashBytes(uint64_t h, const void *data, size_t size)
+{
+    const auto *p = static_cast<const uint8_t *>(data);
+    auto mix = [&h](uint64_t w) {
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 32;
+    };
+    size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        mix(w);
+    }
+    uint64_t tail = 0;
+    std::memcpy(&tail, p + i, size - i);
+    mix(tail ^ (uint64_t(size) << 56));
+    return h;
+}
+
+template<typename T>
+uint64_t hashVector(uint64_t h, const std::vector<T> &v)
+{
+    return hashBytes(h, v.data(), v.size() * sizeof(T));
+}
+
+} // namespace
+
+size_t PatternCatalog::tableBytes() const
+{
+    size_t sum = 0;
+    for (const DfaGroup &g : groups)
+        sum += g.dfa.tableBytes();
+    return sum;
+}
+
+int PatternCatalog::maxBoundedMatchLength() const
+{
+    int best = 0;
+    for (const DfaGroup &g : groups)
+        if (!g.unbounded())
+            best = std::max(best, g.maxMatchLength);
+    return best;
+}
+
+PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOptions &options)
+{
+    QElapsedTimer timer;
+    timer.start();
+    PatternCatalog catalog;
+    catalog.patterns.resize(rules.patterns.size());
+    const int groupBudget = std::max(1, options.maxStatesPerGroup);
+    const int patternBudget = std::max(groupBudget, options.maxStatesPerPattern);
+
+    std::vector<QString> rejected(rules.patterns.size());
+    std::vector<Candidate> candidates;
+    for (size_t i = 0; i < rules.patterns.size(); ++i) {
+        const Pattern &pattern = rules.patterns[i];
+        const Regex &regex = pattern.regex;
+        PatternInfo &info = catalog.patterns[i];
+        if (!regex.isValid()) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" is empty");
+            continue;
+        }
+        info.minLength = regex.minLength();
+        info.maxLength = regex.maxLength();
+        if (info.minLength == 0) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" can match the empty string");
+            continue;
+        }
+        const uint64_t nfaStates = Nfa::estimateStates(regex);
+        if (nfaStates > Nfa::kDefaultMaxStates / 4) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id
+                + QLatin1String(" is too large (about ") + QString::number(nfaStates)
+                + QLatin1String(" automaton states)");
+            continue;
+        }
+        Candidate c;
+        c.pattern = int(i);
+        c.bounded = info.maxLength >= 0;
+        c.literal = literalLike(regex, regex.root, &c.key);
+        c.estimate = c.literal ? int64_t(c.key.size()) + 1 : 0;
+        candidates.push_back(std::move(c));
+    }
+
+    // Every pattern that could explode is built alone first, under the per-pattern budget.
+    std::vector<size_t> soloIndex;
+    for (size_t i = 0; i < candidates.size(); ++i)
+        if (!candidates[i].literal)
+            soloIndex.push_back(i);
+    parallelFor(soloIndex.size(), [&](size_t k) {
+        Candidate &c = candidates[soloIndex[k]];
+        DfaBuilder::Result r = DfaBuilder::build({ { &rules.patterns[size_t(c.pattern)].regex, c.pattern } },
+                                                 patternBudget);
+        if (r.exceededBudget) {
+            c.estimate = -1;
+            return;
+        }
+        c.estimate = r.statesBeforeMinimization;
+        c.solo = std::move(r.dfa);
+        c.hasSolo = true;
+    });
+    std::vector<Candidate> kept;
+    for (Candidate &c : candidates) {
+        if (c.estimate < 0)
+            rejected[size_t(c.pattern)] = QLatin1String("pattern ") + rules.patterns[size_t(c.pattern)].id
+                + QLatin1String(" explodes past ") + QString::number(patternBudget) + QLatin1String(" DFA states");
+        else
+            kept.push_back(std::move(c));
+    }
+    candidates = std::move(kept);
+
+    // Bounded and unbounded patterns never share a group (they are scanned differently); literals group with
+    // literals, sorted so that shared prefixes stay together, and regexes with regexes in rule order.
+    std::vector<int> order(candidates.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = int(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        const Candidate &x = candidates[size_t(a)];
+        const Candidate &y = candidates[size_t(b)];
+        if (x.bounded != y.bounded)
+            return x.bounded;
+        if (x.literal != y.literal)
+            return x.literal;
+        return x.literal && x.key < y.key;
+    });
+    std::vector<Chunk> chunks;
+    int64_t chunkStates = 0;
+    for (int i : order) {
+        const Candidate &c = candidates[size_t(i)];
+        const bool fresh = chunks.empty() || chunks.back().bounded != c.bounded
+            || candidates[size_t(chunks.back().candidates.front())].literal != c.literal
+            || chunkStates + c.estimate > groupBudget;
+        if (fresh) {
+            chunks.push_back({ {}, c.bounded });
+            chunkStates = 0;
+        }
+        chunks.back().candidates.push_back(i);
+        chunkStates += c.estimate;
+    }
+
+    // Build the chunks; one that overflows the group budget is split in halves until it fits. A single
+    // pattern gets the per-pattern budget (it already passed it alone).
+    std::vector<std::vector<BuiltGroup>> built(chunks.size());
+    parallelFor(chunks.size(), [&](size_t k) {
+        std::vector<std::vector<int>> pending { chunks[k].candidates };
+        while (!pending.empty()) {
+            std::vector<int> part = std::move(pending.back());
+            pending.pop_back();
+            if (part.size() == 1 && candidates[size_t(part.front())].hasSolo) {
+                built[k].push_back({ part, std::move(candidates[size_t(part.front())].solo) });
+                continue;
+            }
+            std::vector<DfaBuilder::Input> inputs;
+            for (int ci : part) {
+                const int p = candidates[size_t(ci)].pattern;
+                inputs.push_back({ &rules.patterns[size_t(p)].regex, p });
+            }
+            DfaBuilder::Result r = DfaBuilder::build(inputs, part.size() == 1 ? patternBudget : groupBudget);
+            if (!r.exceededBudget) {
+                built[k].push_back({ part, std::move(r.dfa) });
+            } else if (part.size() > 1) {
+                const auto mid = part.begin() + long(part.size() / 2);
+                pending.emplace_back(mid, part.end()); // popped second: keeps the original order
+                pending.emplace_back(part.begin(), mid);
+            } else {
+                // Only a literal longer than the per-pattern budget gets here: regexes were built alone above.
+                rejected[size_t(candidates[size_t(part.front())].pattern)] = QLatin1String("pattern ")
+                    + rules.patterns[size_t(candidates[size_t(part.front())].pattern)].id
+                    + QLatin1String(" explodes past ") + QString::number(patternBudget)
+                    + QLatin1String(" DFA states");
+            }
+        }
+    });
+
+    for (std::vector<BuiltGroup> &list : built) {
+        for (BuiltGroup &b : list) {
+            DfaGroup group;
+            group.dfa = std::move(b.dfa);
+            bool bounded = true;
+            for (int ci : b.candidates) {
+                const int p = candidates[size_t(ci)].pattern;
+                group.patterns.push_back(p);
+                catalog.patterns[size_t(p)].group = int(catalog.groups.size());
+                const int len = catalog.patterns[size_t(p)].maxLength;
+                bounded = bounded && len >= 0;
+                group.maxMatchLength = std::max(group.maxMatchLength, len);
+            }
+            if (!bounded)
+                group.maxMatchLength = -1;
+            std::sort(group.patterns.begin(), group.patterns.end());
+            catalog.groups.push_back(std::move(group));
+        }
+    }
+
+    for (size_t i = 0; i < rejected.size(); ++i) {
+        if (rejected[i].isEmpty())
+            continue;
+        catalog.patterns[i].group = -1;
+        Rejection r;
+        const int ruleIndex = rules.patterns[i].ruleIndex;
+        if (ruleIndex >= 0 && size_t(ruleIndex) < rules.rules.size()) {
+            const Rule &rule = rules.rules[size_t(ruleIndex)];
+            r.file = rule.sourceFile;
+            r.line = rule.line;
+            r.rule = rule.name;
+        }
+        r.reason = rejected[i];
+        catalog.rejections.push_back(std::move(r));
+    }
+
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const DfaGroup &g : catalog.groups) {
+        const Dfa &d = g.dfa;
+        const uint32_t header[] = { d.numStates, d.numClasses, d.start[0], d.start[1], d.start[2], d.dead,
+                                    uint32_t(g.maxMatchLength) };
+        h = hashBytes(h, header, sizeof header);
+        h = hashBytes(h, d.byteClass.data(), d.byteClass.size());
+        h = hashVector(h, d.transitions);
+        h = hashVector(h, d.acceptIndex);
+        h = hashVector(h, d.acceptEntries);
+        h = hashVector(h, g.patterns);
+    }
+    catalog.fingerprint = h;
+    catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
+    return catalog;
+}
+
+} // namespace Hitscope
