@@ -109,6 +109,19 @@ QString CliArgs::parse(int argc, char **argv)
         };
         const char *v = nullptr;
         QString err;
+        // Short options with the value attached, as in "-j4" or "-rrules.txt".
+        if (a[0] == '-' && (a[1] == 'j' || a[1] == 'r') && a[2] != 0) {
+            v = a + 2;
+            if (a[1] == 'r') {
+                rules.push_back(QString::fromLocal8Bit(v));
+                continue;
+            }
+            bool ok = false;
+            params.threads = QByteArray(v).toInt(&ok);
+            if (!ok || params.threads < 0)
+                return QStringLiteral("-j needs a number, not '%1'").arg(QString::fromLocal8Bit(v));
+            continue;
+        }
         if (std::strcmp(a, "--") == 0) {
             onlyPaths = true;
         } else if (is("-h", "--help")) {

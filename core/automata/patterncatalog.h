@@ -32,7 +32,7 @@ struct PatternInfo
 struct CompileOptions
 {
     /// A merged group stops growing at this many DFA states; one pattern alone above it is rejected.
-    int maxStatesPerGroup = 20000;
+    int maxStatesPerGroup = 50000;
     /// A single pattern may use up to this many states before it is rejected as exploding.
     int maxStatesPerPattern = 50000;
 };

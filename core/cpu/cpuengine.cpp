@@ -12,6 +12,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Walks interleaved per thread (see DfaWalker::runLanes).
+constexpr int kLanes = 8;
+constexpr int kMaxSegmentsPerItem = 256;
+constexpr int64_t kItemBytes = 4 << 20;
+
 double msSince(Clock::time_point t0)
 {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -72,36 +77,75 @@ public:
         w.pos = stop;
     }
 
-    // Four walks in lock step for as long as all four have bytes, then each to its end.
-    void run4(Walk *w)
+    // Walks `count` items kLanes at a time in lock step: one walk is bound by the latency of its chain of
+    // table look-ups, independent walks overlap those latencies. A lane that finishes takes the next walk
+    // at once, so short segments (small files) keep every lane busy too. `finish` runs once per walk.
+    template<int kLanes, typename Finish>
+    void runQueue(Walk *walks, int count, Finish &&finish)
     {
-        int64_t n = w[0].end - w[0].pos;
-        for (int k = 1; k < 4; ++k)
-            n = std::min(n, w[k].end - w[k].pos);
-        uint32_t s0 = w[0].state, s1 = w[1].state, s2 = w[2].state, s3 = w[3].state;
-        const uint8_t *p0 = w[0].data, *p1 = w[1].data, *p2 = w[2].data, *p3 = w[3].data;
-        for (int64_t i = 0; i < n; ++i) {
-            s0 = m_table[s0 + m_classes[p0[i]]];
-            s1 = m_table[s1 + m_classes[p1[i]]];
-            s2 = m_table[s2 + m_classes[p2[i]]];
-            s3 = m_table[s3 + m_classes[p3[i]]];
-            if ((s0 | s1 | s2 | s3) & Dfa::kAcceptFlag) [[unlikely]] {
-                if (s0 & Dfa::kAcceptFlag)
-                    report(w[0], w[0].pos + i, s0 &= Dfa::kStateMask);
-                if (s1 & Dfa::kAcceptFlag)
-                    report(w[1], w[1].pos + i, s1 &= Dfa::kStateMask);
-                if (s2 & Dfa::kAcceptFlag)
-                    report(w[2], w[2].pos + i, s2 &= Dfa::kStateMask);
-                if (s3 & Dfa::kAcceptFlag)
-                    report(w[3], w[3].pos + i, s3 &= Dfa::kStateMask);
+        int lane[kLanes];
+        int next = 0;
+        for (int k = 0; k < kLanes; ++k)
+            lane[k] = next < count ? next++ : -1;
+        for (;;) {
+            bool full = true;
+            for (int k = 0; k < kLanes; ++k)
+                full = full && lane[k] >= 0;
+            if (!full)
+                break;
+            int64_t n = INT64_MAX;
+            for (int k = 0; k < kLanes; ++k)
+                n = std::min(n, walks[lane[k]].end - walks[lane[k]].pos);
+            lockstep<kLanes>(walks, lane, n);
+            for (int k = 0; k < kLanes; ++k) {
+                Walk &w = walks[lane[k]];
+                if (w.pos == w.end) {
+                    finish(w);
+                    lane[k] = next < count ? next++ : -1;
+                }
             }
         }
-        const uint32_t s[4] = { s0, s1, s2, s3 };
-        for (int k = 0; k < 4; ++k) {
-            w[k].state = s[k];
-            w[k].data += n;
-            w[k].pos += n;
-            run(w[k], w[k].end);
+        for (int k = 0; k < kLanes; ++k) {
+            if (lane[k] < 0)
+                continue;
+            Walk &w = walks[lane[k]];
+            run(w, w.end);
+            finish(w);
+        }
+    }
+
+    template<int kLanes>
+    void lockstep(Walk *walks, const int *lane, int64_t n)
+    {
+        uint32_t s[kLanes];
+        const uint8_t *p[kLanes];
+#pragma GCC unroll 16
+        for (int k = 0; k < kLanes; ++k) {
+            s[k] = walks[lane[k]].state;
+            p[k] = walks[lane[k]].data;
+        }
+        const uint32_t *table = m_table;
+        const uint8_t *classes = m_classes;
+        for (int64_t i = 0; i < n; ++i) {
+            uint32_t any = 0;
+#pragma GCC unroll 16
+            for (int k = 0; k < kLanes; ++k) {
+                s[k] = table[s[k] + classes[p[k][i]]];
+                any |= s[k];
+            }
+            if (any & Dfa::kAcceptFlag) [[unlikely]] {
+                for (int k = 0; k < kLanes; ++k)
+                    if (s[k] & Dfa::kAcceptFlag) {
+                        s[k] &= Dfa::kStateMask;
+                        report(walks[lane[k]], walks[lane[k]].pos + i, s[k]);
+                    }
+            }
+        }
+        for (int k = 0; k < kLanes; ++k) {
+            Walk &w = walks[lane[k]];
+            w.state = s[k];
+            w.data += n;
+            w.pos += n;
         }
     }
 
@@ -140,7 +184,7 @@ private:
     std::vector<RawHit> &m_hits;
 };
 
-// A unit of work: a run of up to four segments of one bounded group, or one chunk of an unbounded group.
+// A unit of work: a run of segments of one bounded group, or one chunk of an unbounded group.
 struct Item
 {
     int group;
@@ -183,9 +227,17 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     for (int g = 0; g < int(catalog.groups.size()); ++g) {
         if (catalog.groups[size_t(g)].unbounded())
             continue;
-        for (int s = 0; s < int(batch.segments.size()); s += 4) {
-            const int count = std::min<int>(4, int(batch.segments.size()) - s);
-            items.push_back({ g, s, count, 0, -1, 0 });
+        // Runs of segments sized so that both threads get several and each keeps its lanes full.
+        int first = 0;
+        int64_t bytes = 0;
+        for (int s = 0; s < int(batch.segments.size()); ++s) {
+            const Segment &seg = batch.segments[size_t(s)];
+            bytes += seg.scanEnd - seg.scanBegin;
+            if (s - first + 1 == kMaxSegmentsPerItem || bytes >= kItemBytes || s + 1 == int(batch.segments.size())) {
+                items.push_back({ g, first, s - first + 1, 0, -1, bytes });
+                first = s + 1;
+                bytes = 0;
+            }
         }
     }
 
@@ -200,6 +252,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     auto worker = [&](int t) {
         const auto w0 = Clock::now();
         std::vector<RawHit> &hits = perThread[size_t(t)];
+        std::vector<Walk> walks;
         for (size_t i = next++; i < items.size(); i = next++) {
             const Item &item = items[i];
             const Dfa &dfa = catalog.groups[size_t(item.group)].dfa;
@@ -223,11 +276,11 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                     scanner.reportEof(w, bf.fileSize);
                 continue;
             }
-            Walk walks[4];
+            walks.resize(size_t(item.count));
             for (int k = 0; k < item.count; ++k) {
                 const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
                 const BatchFile &bf = batch.files[seg.batchFile];
-                Walk &w = walks[k];
+                Walk &w = walks[size_t(k)];
                 w.batchFile = seg.batchFile;
                 w.ownBegin = seg.ownBegin;
                 w.ownEnd = seg.ownEnd;
@@ -236,16 +289,11 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                 w.state = startState(dfa, bf, haystack, seg.scanBegin);
                 w.data = bf.at(haystack, seg.scanBegin);
             }
-            if (item.count == 4)
-                scanner.run4(walks);
-            else
-                for (int k = 0; k < item.count; ++k)
-                    scanner.run(walks[k], walks[k].end);
-            for (int k = 0; k < item.count; ++k) {
-                const BatchFile &bf = batch.files[walks[k].batchFile];
-                if (walks[k].end == bf.fileSize)
-                    scanner.reportEof(walks[k], bf.fileSize);
-            }
+            scanner.runQueue<kLanes>(walks.data(), item.count, [&](const Walk &w) {
+                const BatchFile &bf = batch.files[w.batchFile];
+                if (w.end == bf.fileSize)
+                    scanner.reportEof(w, bf.fileSize);
+            });
         }
         busyMs[size_t(t)] = msSince(w0);
     };

@@ -6,8 +6,8 @@
 namespace Hitscope {
 
 /**
- * The reference engine: walks exactly the DFA tables the GPU uses, on all cores. Each thread scans four
- * work items of one group interleaved, so that four independent table look-ups are in flight at once
+ * The reference engine: walks exactly the DFA tables the GPU uses, on all cores. Each thread scans eight
+ * work items of one group interleaved, so that eight independent table look-ups are in flight at once
  * (a single DFA walk is bound by the latency of one load per byte).
  */
 class CpuEngine : public Engine
