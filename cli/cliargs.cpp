@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cliargs.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace {
@@ -45,6 +46,7 @@ QString CliArgs::helpText()
 {
     return QStringLiteral(
         "Usage: hitscope-cli scan [options] PATH...\n"
+        "       hitscope-cli devices [--backend B] [--validation]\n"
         "       hitscope-cli --help | --version\n"
         "\n"
         "Scans files and folders (recursively) against rule files and prints what matched.\n"
@@ -67,10 +69,18 @@ QString CliArgs::helpText()
         "      --max-file-size N   skip larger files (bytes; K, M, G suffixes)\n"
         "  -L, --follow-symlinks   follow symbolic links (loops are detected)\n"
         "Engine and launch parameters:\n"
-        "      --engine E          cpu (default), gpu or auto\n"
+        "      --engine E          auto (default: a hardware GPU when one offers compute, else the CPU,\n"
+        "                          with a notice), gpu (any device, Mesa's software Vulkan too) or cpu\n"
+        "      --backend B         GPU backend: vulkan or opengl (default: Vulkan, then OpenGL)\n"
+        "      --workgroup-size N  GPU invocations per workgroup: 32, 64 (default), 128, 256 or 512\n"
+        "      --worker-groups N   GPU persistent workgroups (default 0: from the device and the queue)\n"
+        "      --hit-capacity N    GPU hit ring entries (default 0: automatic; a full ring re-runs the batch)\n"
+        "      --timeout MS        a GPU batch slower than this is re-run on the CPU (default 10000)\n"
+        "      --validation        GPU: enable the Vulkan validation layer\n"
         "  -j, --threads N         CPU engine threads (default: one per core)\n"
         "      --batch-bytes N     bytes per batch (default 64M)\n"
-        "      --segment-bytes N   bytes per work item of bounded patterns (default 256K)\n"
+        "      --segment-bytes N   bytes per work item of bounded patterns (default 256K on the CPU,\n"
+        "                          4K on a GPU, 15K on Mesa's software Vulkan)\n"
         "\n"
         "Exit status: 0 the scan finished; 1 bad arguments or no usable rule;\n"
         "             2 the scan finished but some files or rules were skipped (reported on stderr).\n");
@@ -180,6 +190,32 @@ QString CliArgs::parse(int argc, char **argv)
             err = sizeValue(a, &params.batchBytes);
         } else if (is(nullptr, "--segment-bytes")) {
             err = sizeValue(a, &params.segmentBytes);
+            segmentBytesSet = true;
+        } else if (is(nullptr, "--backend")) {
+            err = value(a, &v);
+            if (v) {
+                backend = QString::fromLocal8Bit(v).toLower();
+                if (backend != QLatin1String("vulkan") && backend != QLatin1String("opengl"))
+                    err = QStringLiteral("--backend must be vulkan or opengl, not '%1'").arg(backend);
+            }
+        } else if (is(nullptr, "--workgroup-size")) {
+            int64_t n = 0;
+            err = sizeValue(a, &n);
+            params.workgroupSize = int(n);
+            if (err.isEmpty() && n != 32 && n != 64 && n != 128 && n != 256 && n != 512)
+                err = QStringLiteral("--workgroup-size must be 32, 64, 128, 256 or 512");
+        } else if (is(nullptr, "--worker-groups")) {
+            int64_t n = 0;
+            err = sizeValue(a, &n);
+            params.workerGroups = int(std::min<int64_t>(n, INT32_MAX));
+        } else if (is(nullptr, "--hit-capacity")) {
+            err = sizeValue(a, &params.hitCapacity);
+        } else if (is(nullptr, "--timeout")) {
+            int64_t n = 0;
+            err = sizeValue(a, &n);
+            params.timeoutMs = int(std::min<int64_t>(n, INT32_MAX));
+        } else if (is(nullptr, "--validation")) {
+            validation = true;
         } else {
             err = QStringLiteral("unknown option '%1' (see --help)").arg(QString::fromLocal8Bit(a));
         }
@@ -190,6 +226,8 @@ QString CliArgs::parse(int argc, char **argv)
         return {};
     if (command.isEmpty())
         return QStringLiteral("no command given (see --help)");
+    if (command == QLatin1String("devices"))
+        return {};
     if (command != QLatin1String("scan"))
         return QStringLiteral("unknown command '%1' (see --help)").arg(command);
     if (rules.isEmpty())

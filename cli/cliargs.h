@@ -16,13 +16,15 @@ struct CliArgs
     QString command;
     QStringList rules;
     QByteArrayList paths;
-    Engine engine = Engine::Cpu;
+    Engine engine = Engine::Auto;
     QString backend;
     bool printStrings = false;
     bool countOnly = false;
     bool json = false;
     bool quietProblems = false;
     QString telemetryFile;
+    bool segmentBytesSet = false;
+    bool validation = false;
     Hitscope::WalkOptions walk;
     Hitscope::LaunchParams params;
     bool help = false;

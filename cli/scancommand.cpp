@@ -14,6 +14,7 @@
 
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
+#include "gpu/gpuengine.h"
 #include "report/jsonescape.h"
 #include "rules/ruleloader.h"
 #include "scan/scanner.h"
@@ -102,11 +103,6 @@ private:
 
 int runScanCommand(const CliArgs &args)
 {
-    if (args.engine == CliArgs::Engine::Gpu) {
-        warn(QStringLiteral("the GPU engine is not available in this build yet; use --engine cpu or auto"));
-        return 1;
-    }
-
     RuleSet rules = RuleLoader::loadFiles(args.rules);
     PatternCatalog catalog = PatternCatalog::compile(rules);
     std::vector<Rejection> rejections = rules.rejections;
@@ -147,7 +143,32 @@ int runScanCommand(const CliArgs &args)
         }
     }
 
-    CpuEngine engine;
+    // The engine: the GPU when asked or, for auto, when a hardware device offers compute (Mesa's software
+    // Vulkan is slower than the CPU engine on the same cores).
+    std::unique_ptr<GpuEngine> gpu;
+    CpuEngine cpu;
+    if (args.engine != CliArgs::Engine::Cpu) {
+        RhiDeviceOptions options;
+        if (!args.backend.isEmpty())
+            parseGpuBackend(args.backend, &options.backend);
+        options.validation = args.validation;
+        QString gpuError;
+        gpu = GpuEngine::create(options, &gpuError);
+        if (!gpu && args.engine == CliArgs::Engine::Gpu) {
+            warn(QStringLiteral("no GPU engine: ") + gpuError);
+            return 1;
+        }
+        if (!gpu) {
+            warn(QStringLiteral("no GPU compute device (%1); using the CPU engine").arg(gpuError));
+        } else if (args.engine == CliArgs::Engine::Auto && gpu->loopLimited()) {
+            warn(QStringLiteral("%1 is a software renderer; using the CPU engine").arg(gpu->device().deviceName()));
+            gpu.reset();
+        }
+    }
+    Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
+    LaunchParams params = args.params;
+    if (!args.segmentBytesSet)
+        params.segmentBytes = engine.preferredSegmentBytes();
     Scanner scanner(rules, catalog, engine);
     g_scanner = &scanner;
     std::signal(SIGINT, onSignal);
@@ -238,12 +259,16 @@ int runScanCommand(const CliArgs &args)
         if (!args.quietProblems)
             warn(QStringLiteral("skipped: ") + p.toString());
     };
+    cb.notice = [&](const QString &n) {
+        if (!args.quietProblems)
+            warn(n);
+    };
     cb.batchDone = [&](const BatchTelemetry &t) {
         if (telemetry.isOpen())
             telemetry.write(QJsonDocument(t.toJson()).toJson(QJsonDocument::Compact) + '\n');
     };
 
-    const ScanSummary summary = scanner.run(args.paths, args.walk, args.params, cb);
+    const ScanSummary summary = scanner.run(args.paths, args.walk, params, cb);
     g_scanner = nullptr;
 
     const int exitCode = !summary.error.isEmpty() ? 1 : (problems > 0 || !rejections.empty() || summary.cancelled) ? 2 : 0;
@@ -262,4 +287,34 @@ int runScanCommand(const CliArgs &args)
     if (summary.cancelled)
         warn(QStringLiteral("scan stopped."));
     return exitCode;
+}
+
+int runDevicesCommand(const CliArgs &args)
+{
+    const QList<GpuDeviceInfo> devices = RhiDevice::enumerate(true, args.validation);
+    bool any = false;
+    for (const GpuDeviceInfo &d : devices) {
+        if (!args.backend.isEmpty() && gpuBackendKey(d.backend) != args.backend)
+            continue;
+        if (!d.available) {
+            std::printf("%s: not available: %s\n", qPrintable(gpuBackendName(d.backend)), qPrintable(d.error));
+            continue;
+        }
+        any = true;
+        std::printf("%s%s: %s (%s)\n", qPrintable(gpuBackendName(d.backend)),
+                    d.vulkanDeviceIndex >= 0 ? qPrintable(QStringLiteral(" device %1").arg(d.vulkanDeviceIndex)) : "",
+                    qPrintable(d.deviceName), qPrintable(d.deviceType));
+        std::printf("  driver: %s\n  platform: %s\n", qPrintable(d.driver), qPrintable(d.qtPlatform));
+        std::printf("  limits: workgroup size %d, invocations %d, workgroups per dispatch %lld, storage binding "
+                    "%lld bytes, shared memory %lld bytes, timestamps %s\n",
+                    d.limits.maxWorkgroupSizeX, d.limits.maxWorkgroupInvocations,
+                    static_cast<long long>(d.limits.maxWorkgroupsX ? d.limits.maxWorkgroupsX : d.limits.maxWorkgroupsPerDimension),
+                    static_cast<long long>(d.limits.maxStorageBufferRange),
+                    static_cast<long long>(d.limits.maxSharedMemoryBytes), d.limits.timestamps ? "yes" : "no");
+        if (d.selfTestRun)
+            std::printf("  self-test: %s\n", d.selfTestPassed ? "passed" : qPrintable(d.selfTestError));
+    }
+    if (!any)
+        std::printf("no GPU backend offers compute here: hitscope-cli scan uses the CPU engine (--engine auto)\n");
+    return any ? 0 : 2;
 }

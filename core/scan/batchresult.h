@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <QString>
+
 #include "scan/batchtelemetry.h"
 
 namespace Hitscope {
@@ -28,6 +30,8 @@ struct BatchResult
     std::vector<RawHit> hits;
     std::vector<uint32_t> carryOut;
     BatchTelemetry telemetry;
+    /// Things the user should know that did not stop the batch (a GPU batch re-run on the CPU, say).
+    std::vector<QString> notices;
 };
 
 } // namespace Hitscope

@@ -23,6 +23,10 @@ public:
     virtual ~Engine() = default;
 
     virtual QString name() const = 0;
+    /// Largest haystack one batch may have on this engine (a GPU binding limit, say).
+    virtual int64_t maxBatchBytes() const { return INT64_MAX; }
+    /// Segment size that suits this engine when the user chose none.
+    virtual int64_t preferredSegmentBytes() const { return 256 << 10; }
     /// `carryIn` has, per batch file and unbounded group, the state to resume from (see BatchResult);
     /// entries of first chunks are ignored. Returns false with `error` set when the batch could not run.
     virtual bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

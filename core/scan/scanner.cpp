@@ -199,7 +199,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 return;
             seenVersion = m_paramsVersion.load();
             const LaunchParams p = currentParams();
-            batcher.setSizes(p.batchBytes, p.segmentBytes);
+            batcher.setSizes(std::min(p.batchBytes, m_engine.maxBatchBytes()), p.segmentBytes);
         };
         applySizes();
         FileWalker walker(walk);
@@ -242,6 +242,9 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         resolve(*batch, result.hits, params.threads > 0 ? params.threads : int(std::thread::hardware_concurrency()),
                 perFile);
 
+        for (const QString &n : result.notices)
+            if (callbacks.notice)
+                callbacks.notice(n);
         // The next chunk of a continuing file is the first file of the next batch.
         std::vector<uint32_t> nextCarry(numUnbounded, 0);
         for (const FileProblem &p : batch->problems) {

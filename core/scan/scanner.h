@@ -43,6 +43,7 @@ public:
         std::function<void(const FileResult &)> fileDone;
         std::function<void(const FileProblem &)> problem;
         std::function<void(const BatchTelemetry &)> batchDone;
+        std::function<void(const QString &)> notice; ///< e.g. a GPU batch re-run on the CPU
     };
 
     Scanner(const RuleSet &rules, const PatternCatalog &catalog, Engine &engine);

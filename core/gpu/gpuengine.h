@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <list>
+#include <memory>
+#include <unordered_map>
+
+#include "cpu/cpuengine.h"
+#include "gpu/rhidevice.h"
+#include "scan/engine.h"
+
+namespace Hitscope {
+
+class GpuTimer;
+
+/**
+ * The GPU engine on QRhi compute: per batch one upload (haystack, streams) and one frame of dispatches over
+ * every (segment, bounded group) and (chunk, unbounded group) work item. Persistent workers claim items with
+ * atomics; every attempted hit is counted and a batch whose hits overflow the ring is re-run with a larger
+ * ring. The host checks that every item completed; a batch that did not (a device error, Mesa's loop limit)
+ * or that ran past the timeout is re-run on the CPU engine, so nothing is lost.
+ *
+ * Threading: created, used and destroyed on one thread, which owns the QRhi and every resource.
+ */
+class GpuEngine : public Engine
+{
+public:
+    static std::unique_ptr<GpuEngine> create(const RhiDeviceOptions &options, QString *error);
+    ~GpuEngine() override;
+
+    QString name() const override;
+    int64_t maxBatchBytes() const override;
+    int64_t preferredSegmentBytes() const override;
+    bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+              const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
+
+    RhiDevice &device() { return *m_device; }
+    /// True on Mesa's software drivers, where an invocation may run only 65,535 loop iterations.
+    bool loopLimited() const { return m_loopLimited; }
+
+    /**
+     * Kernel time with the data resident: uploads the batch once, then runs its dispatches `repeats` times
+     * and returns the fastest GPU time in milliseconds (0 when the device has no timestamps).
+     */
+    double residentKernelMs(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                            int repeats, QString *error);
+
+private:
+    struct Stream;
+    struct Plan;
+    struct Pipeline
+    {
+        int workgroupSize = 0;
+        std::unique_ptr<QRhiComputePipeline> pipeline;
+    };
+
+    explicit GpuEngine(std::unique_ptr<RhiDevice> device);
+    bool ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBatch *updates, int64_t *uploaded,
+                      QString *error);
+    bool ensureBuffer(std::unique_ptr<QRhiBuffer> &buffer, QRhiBuffer::Type type, QRhiBuffer::UsageFlags usage,
+                      int64_t bytes, QString *error);
+    bool ensureBindings(QString *error);
+    QRhiComputePipeline *pipelineFor(int workgroupSize, bool *cacheHit, QString *error);
+    const Plan &planFor(const std::vector<uint32_t> &queueLens, int lanes, uint32_t budget, bool *cacheHit);
+    bool runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                  const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error);
+    bool readBack(QRhiBuffer *buffer, int offset, int bytes, QByteArray *out);
+
+    std::unique_ptr<RhiDevice> m_device;
+    CpuEngine m_fallback;
+    bool m_loopLimited = false;
+    bool m_disabled = false; // a device error: the rest of the scan runs on the CPU
+
+    std::unique_ptr<QRhiBuffer> m_params;
+    std::unique_ptr<QRhiBuffer> m_haystack;
+    std::unique_ptr<QRhiBuffer> m_transitions;
+    std::unique_ptr<QRhiBuffer> m_aux;
+    std::unique_ptr<QRhiBuffer> m_streams;
+    std::unique_ptr<QRhiBuffer> m_streamState;
+    std::unique_ptr<QRhiBuffer> m_queue;
+    std::unique_ptr<QRhiBuffer> m_hits;
+    std::unique_ptr<QRhiShaderResourceBindings> m_bindings;
+    bool m_bindingsDirty = true;
+    uint64_t m_tablesFingerprint = 0;
+    bool m_tablesUploaded = false;
+    int64_t m_hitCapacity = 0; // grows when a batch overflows (automatic capacity)
+
+    std::list<Pipeline> m_pipelines; // most recently used first
+    std::list<std::pair<uint64_t, std::unique_ptr<Plan>>> m_plans;
+    std::unique_ptr<GpuTimer> m_timer;
+};
+
+} // namespace Hitscope
