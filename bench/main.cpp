@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <set>
 
+#include <sys/stat.h>
+
 #include <QCoreApplication>
+#include <QGuiApplication>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -15,6 +18,9 @@
 
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
+#include "gpu/gpuengine.h"
+#include "gpu/headlessplatform.h"
+#include "scan/batcher.h"
 #include "peers.h"
 #include "rules/ruleloader.h"
 #include "scan/filewalker.h"
@@ -29,7 +35,8 @@ void usage()
     std::fputs("Usage: hitscope-bench [options] -r RULES [-r RULES...] DIR\n"
                "  -r, --rules FILE     rule list (.txt literals, .tsv regexes), repeatable\n"
                "      --yara-rules F   YARA rules for the yara peer (default: the lists converted)\n"
-               "      --engine E       cpu (default)\n"
+               "      --engine E       cpu (default) or gpu; gpu also measures the kernel with data resident\n"
+               "      --workgroup-size N, --worker-groups N   GPU launch parameters\n"
                "  -j, --threads N      threads for Hitscope and every peer (default: all cores)\n"
                "      --repeat N       runs of each contender; the best is reported (default 3)\n"
                "      --batch-bytes N, --segment-bytes N   Hitscope launch parameters\n"
@@ -51,14 +58,16 @@ struct Row
 
 int main(int argc, char **argv)
 {
-    QCoreApplication app(argc, argv);
+    auto app = createGpuApplication(argc, argv);
     QStringList rulesFiles;
+    bool useGpu = false;
+    bool segmentSet = false;
     QString yaraRules, jsonOut, dir;
     int threads = QThread::idealThreadCount();
     int repeat = 3;
     bool yara = true, vectorscan = true;
     LaunchParams params;
-    const QStringList args = app.arguments();
+    const QStringList args = QCoreApplication::arguments();
     for (int i = 1; i < args.size(); ++i) {
         const QString &a = args[i];
         auto next = [&]() -> QString { return i + 1 < args.size() ? args[++i] : QString(); };
@@ -72,10 +81,15 @@ int main(int argc, char **argv)
             repeat = std::max(1, next().toInt());
         else if (a == QLatin1String("--batch-bytes"))
             params.batchBytes = next().toLongLong();
-        else if (a == QLatin1String("--segment-bytes"))
+        else if (a == QLatin1String("--segment-bytes")) {
             params.segmentBytes = next().toLongLong();
-        else if (a == QLatin1String("--engine"))
-            next(); // only cpu until the GPU engine lands
+            segmentSet = true;
+        } else if (a == QLatin1String("--engine"))
+            useGpu = next() == QLatin1String("gpu");
+        else if (a == QLatin1String("--workgroup-size"))
+            params.workgroupSize = next().toInt();
+        else if (a == QLatin1String("--worker-groups"))
+            params.workerGroups = next().toInt();
         else if (a == QLatin1String("--no-yara"))
             yara = false;
         else if (a == QLatin1String("--no-vectorscan"))
@@ -144,9 +158,27 @@ int main(int argc, char **argv)
     const PeerResult ceiling = best([&] { return readCeiling(files, threads); });
     rows.push_back({ QStringLiteral("read only (ceiling)"), ceiling.seconds, corpusBytes, QStringLiteral("-"), {} });
 
-    CpuEngine engine;
+    CpuEngine cpuEngine;
+    std::unique_ptr<GpuEngine> gpuEngine;
+    if (useGpu) {
+        QString gpuError;
+        gpuEngine = GpuEngine::create(RhiDeviceOptions {}, &gpuError);
+        if (!gpuEngine) {
+            std::fprintf(stderr, "hitscope-bench: no GPU engine: %s\n", qPrintable(gpuError));
+            return 1;
+        }
+        if (!segmentSet)
+            params.segmentBytes = gpuEngine->preferredSegmentBytes();
+        params.timeoutMs = 0;
+        std::printf("gpu: %s (%s); segment %lld bytes, workgroup %d\n", qPrintable(gpuEngine->device().deviceName()),
+                    qPrintable(gpuEngine->device().backendName()), static_cast<long long>(params.segmentBytes),
+                    params.workgroupSize);
+    }
+    Engine &engine = gpuEngine ? static_cast<Engine &>(*gpuEngine) : static_cast<Engine &>(cpuEngine);
     int64_t ourHits = 0;
     std::set<std::pair<int, int>> ourPairs;
+    double gpuMs = 0;
+    int batches = 0;
     const PeerResult ours = best([&] {
         Scanner scanner(rules, catalog, engine);
         int64_t hits = 0;
@@ -157,6 +189,13 @@ int main(int argc, char **argv)
             for (const Hit &h : fr.hits)
                 pairs.insert({ rules.patterns[size_t(h.pattern)].ruleIndex, fr.fileIndex });
         };
+        double kernel = 0;
+        int n = 0;
+        cb.batchDone = [&](const BatchTelemetry &t) {
+            kernel += t.gpuMs;
+            ++n;
+        };
+        cb.notice = [](const QString &msg) { std::fprintf(stderr, "notice: %s\n", qPrintable(msg)); };
         QElapsedTimer tt;
         tt.start();
         scanner.run({ QFile::encodeName(dir) }, WalkOptions {}, params, cb);
@@ -164,10 +203,40 @@ int main(int argc, char **argv)
         r.seconds = double(tt.nsecsElapsed()) / 1e9;
         ourHits = hits;
         ourPairs = std::move(pairs);
+        gpuMs = kernel;
+        batches = n;
         return r;
     });
-    rows.push_back({ QStringLiteral("hitscope cpu -j%1").arg(threads), ours.seconds, corpusBytes,
-                     QStringLiteral("%1 hits, %2 rule/file pairs").arg(ourHits).arg(ourPairs.size()), {} });
+    rows.push_back({ QStringLiteral("hitscope %1 end to end").arg(useGpu ? QStringLiteral("gpu") : QStringLiteral("cpu -j%1").arg(threads)),
+                     ours.seconds, corpusBytes,
+                     QStringLiteral("%1 hits, %2 rule/file pairs, %3 batches").arg(ourHits).arg(ourPairs.size()).arg(batches), {} });
+    if (gpuEngine) {
+        rows.push_back({ QStringLiteral("hitscope gpu kernel in scan"), gpuMs / 1000, corpusBytes,
+                         QStringLiteral("GPU timestamps summed over the batches of the scan"), {} });
+        // Kernel with the data resident: each batch uploaded once, its dispatches timed several times.
+        double residentMs = 0;
+        int64_t residentBytes = 0;
+        QString kernelError;
+        std::vector<std::unique_ptr<FileBatch>> pool;
+        Batcher batcher(
+            std::max(0, catalog.maxBoundedMatchLength() - 1), [] { return std::make_unique<FileBatch>(); },
+            [&](std::unique_ptr<FileBatch> b) {
+                if (!kernelError.isEmpty())
+                    return;
+                const double ms = gpuEngine->residentKernelMs(*b, catalog, params, std::max(2, repeat), &kernelError);
+                residentMs += std::max(0.0, ms);
+                residentBytes += b->ownedBytes;
+            });
+        batcher.setSizes(std::min(params.batchBytes, gpuEngine->maxBatchBytes()), params.segmentBytes);
+        for (const QByteArray &f : files) {
+            struct stat st;
+            if (::stat(f.constData(), &st) == 0)
+                batcher.addFile({ f, int64_t(st.st_size) });
+        }
+        batcher.finish();
+        rows.push_back({ QStringLiteral("hitscope gpu kernel, resident"), residentMs / 1000, residentBytes,
+                         QStringLiteral("best of %1 per batch").arg(std::max(2, repeat)), kernelError });
+    }
 
     QString error;
     const std::vector<PeerPattern> peerPatterns = readPeerPatterns(rulesFiles, &error);
