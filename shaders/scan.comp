@@ -20,7 +20,7 @@ layout(std140, binding = 0) uniform Params
     uint budget;      // pieces one invocation may take per dispatch; 0: no limit (drain the queue)
     uint pieceBytes;  // bytes per piece
     uint hitCapacity; // entries in the hit ring
-    uint pad0;
+    uint numGroups;   // DFA groups in the tables
     uint pad1;
     uint pad2;
 };
@@ -38,6 +38,13 @@ layout(std430, binding = 5) buffer StreamState { uint sstate[]; };
 layout(std430, binding = 6) buffer Queue { uint queue[]; };
 // Per hit, 3 words: stream, pattern, end (relative to the stream's data start).
 layout(std430, binding = 7) buffer Hits { uint hits[]; };
+// The haystack again, 16 bytes at a time: one load feeds sixteen transitions.
+layout(std430, binding = 8) readonly buffer Haystack16 { uvec4 hay16[]; };
+
+// Byte classes of the first SHARED_GROUPS groups, four per word, in shared memory: the class look-up is on
+// every byte's path, the transition look-up cannot be shared.
+const uint SHARED_GROUPS = 16u;
+shared uint sharedClasses[SHARED_GROUPS * 64u];
 
 const uint ACCEPT_FLAG = 0x80000000u;
 const uint STATE_MASK = 0x7fffffffu;
@@ -79,6 +86,13 @@ void emitAccepts(uint sid, uint state, uint pos, uint numClasses, uint aiBase, u
     }
 }
 
+uint classOf(uint g, uint cBase, uint byteValue)
+{
+    if (g < SHARED_GROUPS)
+        return (sharedClasses[g * 64u + (byteValue >> 2)] >> ((byteValue & 3u) << 3)) & 0xffu;
+    return aux[cBase + byteValue];
+}
+
 void scanPiece(uint sid)
 {
     uint b = sid * 8u;
@@ -86,7 +100,8 @@ void scanPiece(uint sid)
     uint len = streams[b + 1u];
     uint ownBegin = streams[b + 2u];
     uint ownEnd = streams[b + 3u];
-    uint g = streams[b + 4u] * 8u;
+    uint group = streams[b + 4u];
+    uint g = group * 8u;
     uint flags = streams[b + 6u];
     uint carryPos = streams[b + 7u];
     uint tBase = aux[g];
@@ -98,12 +113,39 @@ void scanPiece(uint sid)
     uint begin = round * pieceBytes;
     uint end = min(len, begin + pieceBytes);
     uint s = round == 0u ? streams[b + 5u] : sstate[sid * 4u];
-    for (uint i = begin; i < end; ++i) {
+    uint i = begin;
+    // Bytes one at a time up to a 16-byte boundary of the haystack, then 16 at a time, then the tail.
+    uint alignedStart = min(end, begin + ((16u - ((dataStart + begin) & 15u)) & 15u));
+    uint vectorEnd = alignedStart + ((end - alignedStart) & ~15u);
+    for (; i < alignedStart; ++i) {
         if (i == carryPos)
             sstate[sid * 4u + 2u] = s;
         uint p = dataStart + i;
-        uint byteValue = (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu;
-        uint e = trans[tBase + s + aux[cBase + byteValue]];
+        uint e = trans[tBase + s + classOf(group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
+        s = e & STATE_MASK;
+        if ((e & ACCEPT_FLAG) != 0u)
+            emitAccepts(sid, s, i, numClasses, aiBase, aeBase, ownBegin, ownEnd, false);
+    }
+    for (; i < vectorEnd; i += 16u) {
+        uvec4 block = hay16[(dataStart + i) >> 4];
+        for (uint w = 0u; w < 4u; ++w) {
+            uint word = block[w];
+            for (uint k = 0u; k < 4u; ++k) {
+                uint pos = i + w * 4u + k;
+                if (pos == carryPos)
+                    sstate[sid * 4u + 2u] = s;
+                uint e = trans[tBase + s + classOf(group, cBase, (word >> (k * 8u)) & 0xffu)];
+                s = e & STATE_MASK;
+                if ((e & ACCEPT_FLAG) != 0u)
+                    emitAccepts(sid, s, pos, numClasses, aiBase, aeBase, ownBegin, ownEnd, false);
+            }
+        }
+    }
+    for (; i < end; ++i) {
+        if (i == carryPos)
+            sstate[sid * 4u + 2u] = s;
+        uint p = dataStart + i;
+        uint e = trans[tBase + s + classOf(group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             emitAccepts(sid, s, i, numClasses, aiBase, aeBase, ownBegin, ownEnd, false);
@@ -122,6 +164,15 @@ void scanPiece(uint sid)
 
 void main()
 {
+    // Byte classes of the first groups into shared memory, packed four to a word.
+    uint sharedGroups = min(numGroups, SHARED_GROUPS);
+    for (uint k = gl_LocalInvocationID.x; k < sharedGroups * 64u; k += gl_WorkGroupSize.x) {
+        uint g = k / 64u;
+        uint cBase = aux[g * 8u + 2u] + (k % 64u) * 4u;
+        sharedClasses[k] = aux[cBase] | (aux[cBase + 1u] << 8) | (aux[cBase + 2u] << 16) | (aux[cBase + 3u] << 24);
+    }
+    barrier();
+
     uint taken = 0u;
     for (;;) {
         if (budget != 0u && taken >= budget)

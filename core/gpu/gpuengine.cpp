@@ -39,12 +39,19 @@ struct ParamsBlock
     uint32_t budget;
     uint32_t pieceBytes;
     uint32_t hitCapacity;
-    uint32_t pad[3];
+    uint32_t numGroups;
+    uint32_t pad[2];
 };
 
 int64_t roundUp4(int64_t v)
 {
     return (v + 3) & ~int64_t(3);
+}
+
+// The kernel reads the haystack 16 bytes at a time.
+int64_t roundUp16(int64_t v)
+{
+    return (v + 15) & ~int64_t(15);
 }
 
 } // namespace
@@ -167,6 +174,7 @@ bool GpuEngine::ensureBindings(QString *error)
         QRhiShaderResourceBinding::bufferLoadStore(5, stage, m_streamState.get()),
         QRhiShaderResourceBinding::bufferLoadStore(6, stage, m_queue.get()),
         QRhiShaderResourceBinding::bufferLoadStore(7, stage, m_hits.get()),
+        QRhiShaderResourceBinding::bufferLoad(8, stage, m_haystack.get()),
     });
     if (!srb->create()) {
         *error = QStringLiteral("cannot create the GPU shader resource bindings");
@@ -430,7 +438,9 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     const std::vector<uint32_t> zeroState(streams.size() * kStreamStateWords, 0);
     const std::vector<uint32_t> zeroQueue(2 + rounds, 0);
 
-    if (!ensureBuffer(m_haystack, QRhiBuffer::Immutable, QRhiBuffer::StorageBuffer, hayBytes, error)
+    // Static, not Immutable: QRhi keeps a Static buffer's staging memory, an Immutable one allocates (and
+    // page-faults) a new staging buffer of the batch's size on every upload.
+    if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, roundUp16(hayBytes), error)
         || !ensureBuffer(m_streams, QRhiBuffer::Immutable, QRhiBuffer::StorageBuffer, int64_t(streamWords.size()) * 4, error)
         || !ensureBuffer(m_streamState, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(zeroState.size()) * 4, error)
         || !ensureBuffer(m_queue, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(zeroQueue.size()) * 4, error)
@@ -468,6 +478,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
             p.budget = budget;
             p.pieceBytes = pieceBytes;
             p.hitCapacity = uint32_t(std::min<int64_t>(capacity, 0xffffffffu));
+            p.numGroups = uint32_t(catalog.groups.size());
             std::memcpy(paramBytes.data() + int64_t(r) * paramsStride, &p, sizeof p);
         }
         updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), haystack);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -46,6 +47,11 @@ Batcher::Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool
 
 Batcher::~Batcher() = default;
 
+void Batcher::setReadThreads(int threads)
+{
+    m_readThreads = std::max(1, threads);
+}
+
 void Batcher::setSizes(int64_t batchBytes, int64_t segmentBytes)
 {
     // A chunk must be able to hold its overlap, context and lookahead bytes and still own something.
@@ -69,6 +75,8 @@ void Batcher::ensureBatch()
 
 void Batcher::flush()
 {
+    if (m_batch && !m_batch->files.empty())
+        readBatch();
     if (m_batch && (!m_batch->files.empty() || !m_batch->problems.empty()))
         m_emit(std::move(m_batch));
     m_batch.reset();
@@ -95,20 +103,9 @@ void Batcher::addSegments(const BatchFile &file, uint32_t batchFileIndex)
 
 void Batcher::addFile(const FileEntry &entry)
 {
-    const int fd = ::open(entry.path.constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        addProblem({ entry.path, QStringLiteral("cannot open: ") + errnoText(errno) });
-        return;
-    }
-    struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        addProblem({ entry.path, QStringLiteral("not a regular file any more") });
-        return;
-    }
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    // Only planned here: the bytes are read at flush(), by several threads at once.
     const int fileIndex = m_nextFileIndex++;
-    int64_t size = st.st_size;
+    const int64_t size = entry.size;
     int64_t pos = 0;
     bool first = true;
     for (;;) {
@@ -133,20 +130,6 @@ void Batcher::addFile(const FileEntry &entry)
         f.holdEnd = std::min(size, f.ownEnd + 1);
         f.dataOffset = m_batch->used;
         f.firstChunk = first;
-        const int64_t want = f.holdEnd - f.holdBegin;
-        const int64_t got = readFully(fd, m_batch->haystack.get() + f.dataOffset, want, f.holdBegin);
-        if (got < 0) {
-            m_batch->problems.push_back({ entry.path, QStringLiteral("read error: ") + errnoText(errno) });
-            size = pos; // what was scanned so far stands; the file ends here for the engines
-            f.holdEnd = f.holdBegin;
-            f.ownEnd = pos;
-        } else if (got < want) {
-            // The file shrank since it was measured: scan what is there.
-            size = f.holdBegin + got;
-            f.holdEnd = size;
-            f.ownEnd = std::min(f.ownEnd, size);
-        }
-        f.fileSize = size;
         f.lastChunk = f.ownEnd >= size;
         m_batch->used += f.holdEnd - f.holdBegin;
         m_batch->ownedBytes += f.ownEnd - f.ownBegin;
@@ -157,8 +140,95 @@ void Batcher::addFile(const FileEntry &entry)
         if (f.lastChunk)
             break;
         flush();
+        // The chunk just read found the file shorter than planned (or unreadable): it ended there.
+        if (m_endedEarly == fileIndex)
+            break;
     }
-    ::close(fd);
+}
+
+void Batcher::readBatch()
+{
+    FileBatch &b = *m_batch;
+    struct Outcome
+    {
+        int64_t got = 0;
+        int error = 0;
+        bool opened = true;
+    };
+    std::vector<Outcome> outcomes(b.files.size());
+    std::atomic<size_t> next { 0 };
+    auto work = [&] {
+        for (size_t i = next++; i < b.files.size(); i = next++) {
+            BatchFile &f = b.files[i];
+            Outcome &o = outcomes[i];
+            const int64_t want = f.holdEnd - f.holdBegin;
+            const int fd = ::open(f.path.constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            struct stat st;
+            if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+                o.error = fd < 0 ? errno : EINVAL;
+                o.opened = false;
+                if (fd >= 0)
+                    ::close(fd);
+                continue;
+            }
+            if (want > 0) {
+                o.got = readFully(fd, b.haystack.get() + f.dataOffset, want, f.holdBegin);
+                if (o.got < 0)
+                    o.error = errno;
+            }
+            // More bytes than planned: the file grew since the walk; the planned size is what is scanned.
+            ::close(fd);
+        }
+    };
+    const int threads = int(std::min<size_t>(size_t(m_readThreads), std::max<size_t>(1, b.files.size() / 4)));
+    if (threads <= 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t)
+            pool.emplace_back(work);
+        for (auto &th : pool)
+            th.join();
+    }
+
+    // A file that could not be read, or that shrank, ends where its bytes ended.
+    bool changed = false;
+    for (size_t i = 0; i < b.files.size(); ++i) {
+        BatchFile &f = b.files[i];
+        const Outcome &o = outcomes[i];
+        const int64_t want = f.holdEnd - f.holdBegin;
+        if (o.error == 0 && o.got == want)
+            continue;
+        changed = true;
+        if (!o.opened && f.firstChunk) {
+            b.problems.push_back({ f.path, QStringLiteral("cannot open: ") + errnoText(o.error) });
+            f.failed = true;
+        } else if (o.error != 0) {
+            b.problems.push_back({ f.path, QStringLiteral("read error: ") + errnoText(o.error) });
+        }
+        const int64_t size = f.failed ? 0 : f.holdBegin + std::max<int64_t>(0, o.got);
+        b.ownedBytes -= f.ownEnd - f.ownBegin;
+        f.fileSize = std::max(size, f.ownBegin);
+        f.holdEnd = std::max(f.holdBegin, std::min(f.holdEnd, size));
+        f.ownEnd = std::max(f.ownBegin, std::min(f.ownEnd, size));
+        b.ownedBytes += f.ownEnd - f.ownBegin;
+        f.fileSize = std::max(f.ownEnd, size);
+        f.lastChunk = true;
+        m_endedEarly = f.fileIndex;
+    }
+    if (!changed)
+        return;
+    std::vector<Segment> kept;
+    kept.reserve(b.segments.size());
+    for (Segment s : b.segments) {
+        const BatchFile &f = b.files[s.batchFile];
+        if (s.ownBegin >= f.ownEnd)
+            continue;
+        s.ownEnd = std::min(s.ownEnd, f.ownEnd);
+        s.scanEnd = std::min(f.fileSize, s.ownEnd + 1);
+        kept.push_back(s);
+    }
+    b.segments = std::move(kept);
 }
 
 void Batcher::finish()

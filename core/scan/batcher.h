@@ -4,6 +4,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include "scan/filebatch.h"
 #include "scan/fileentry.h"
@@ -30,7 +31,12 @@ public:
     /// Applies to the batches packed from now on.
     void setSizes(int64_t batchBytes, int64_t segmentBytes);
 
-    /// Reads one file into the batches; problems (cannot open, read errors) travel with the batch.
+    /// Threads that read a batch's files at once (default: one per core, at most 8).
+    void setReadThreads(int threads);
+
+    /// Plans one file into the batches (its size is the walker's); the bytes are read when the batch is full,
+    /// by several threads. Problems (cannot open, read errors) travel with the batch; a file that shrank in
+    /// between is scanned as far as it goes.
     void addFile(const FileEntry &entry);
     void addProblem(const FileProblem &problem);
     /// Emits the last, partly filled batch.
@@ -40,6 +46,7 @@ private:
     void ensureBatch();
     void flush();
     void addSegments(const BatchFile &file, uint32_t batchFileIndex);
+    void readBatch();
 
     int m_overlap;
     Acquire m_acquire;
@@ -50,6 +57,8 @@ private:
     int m_nextBatchIndex = 0;
     std::unique_ptr<FileBatch> m_batch;
     const std::atomic_bool *m_cancelled;
+    int m_readThreads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+    int m_endedEarly = -1; // index of the last file found shorter than planned
 };
 
 } // namespace Hitscope

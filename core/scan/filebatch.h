@@ -29,6 +29,7 @@ struct BatchFile
     int64_t ownEnd = 0;
     bool firstChunk = true;
     bool lastChunk = true;
+    bool failed = false;    ///< could not be opened: not scanned, reported as a problem
 
     const uint8_t *at(const uint8_t *haystack, int64_t fileOffset) const
     {

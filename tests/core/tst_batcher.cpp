@@ -103,6 +103,33 @@ private Q_SLOTS:
                      "a byte in no segment or two");
     }
 
+    void fileThatShrankIsScannedAsFarAsItGoes()
+    {
+        QTemporaryDir tmp;
+        const QString path = tmp.path() + QLatin1String("/shrank");
+        QVERIFY(TestUtil::writeFile(path, QByteArray(5000, 'x')));
+        std::vector<std::unique_ptr<FileBatch>> batches;
+        Batcher batcher(
+            8, [] { return std::make_unique<FileBatch>(); },
+            [&](std::unique_ptr<FileBatch> b) { batches.push_back(std::move(b)); });
+        batcher.setSizes(8192, 1000);
+        // The walker saw 50,000 bytes; only 5,000 are there when the batch is read.
+        batcher.addFile({ QFile::encodeName(path), 50000 });
+        batcher.finish();
+        QCOMPARE(batches.size(), size_t(1));
+        const BatchFile &f = batches[0]->files[0];
+        QCOMPARE(f.fileSize, int64_t(5000));
+        QCOMPARE(f.ownEnd, int64_t(5000));
+        QVERIFY(f.lastChunk);
+        QCOMPARE(batches[0]->ownedBytes, int64_t(5000));
+        int64_t owned = 0;
+        for (const Segment &s : batches[0]->segments) {
+            QVERIFY(s.ownEnd <= 5000 && s.scanEnd <= 5000);
+            owned += s.ownEnd - s.ownBegin;
+        }
+        QCOMPARE(owned, int64_t(5000));
+    }
+
     void unreadableFileIsReportedAndTheRestContinues()
     {
         QTemporaryDir tmp;
@@ -119,8 +146,14 @@ private Q_SLOTS:
         QCOMPARE(batches[0]->problems.size(), size_t(1));
         QVERIFY(batches[0]->problems[0].path.endsWith("/gone"));
         QVERIFY(batches[0]->problems[0].reason.contains(QLatin1String("No such file")));
-        QCOMPARE(batches[0]->files.size(), size_t(1));
-        QCOMPARE(batches[0]->files[0].fileSize, int64_t(4));
+        QCOMPARE(batches[0]->files.size(), size_t(2));
+        QVERIFY(batches[0]->files[0].failed);
+        QVERIFY(batches[0]->segments.size() >= 1);
+        for (const Segment &s : batches[0]->segments)
+            QCOMPARE(s.batchFile, uint32_t(1));
+        QVERIFY(!batches[0]->files[1].failed);
+        QCOMPARE(batches[0]->files[1].fileSize, int64_t(4));
+        QCOMPARE(batches[0]->ownedBytes, int64_t(4));
     }
 };
 
