@@ -68,7 +68,7 @@ void Batcher::ensureBatch()
     m_batch->index = m_nextBatchIndex++;
     m_batch->overlap = m_overlap;
     if (m_batch->capacity < m_batchBytes) {
-        m_batch->haystack.reset(new uint8_t[size_t(m_batchBytes)]);
+        m_batch->haystack = allocateHaystack(m_batchBytes);
         m_batch->capacity = m_batchBytes;
     }
 }

@@ -37,6 +37,18 @@ struct BatchFile
     }
 };
 
+/// Frees a haystack made by allocateHaystack().
+struct HaystackFree
+{
+    size_t bytes = 0;
+    void operator()(uint8_t *p) const;
+};
+using Haystack = std::unique_ptr<uint8_t[], HaystackFree>;
+
+/// Memory for a batch's bytes: anonymous pages with transparent huge pages asked for, so that filling a new
+/// batch of a GiB takes a few hundred page faults rather than a quarter of a million.
+Haystack allocateHaystack(int64_t bytes);
+
 /// A work item of the bounded groups: a piece of one chunk, scanned from scanBegin (the overlap before
 /// ownBegin) to scanEnd (one byte past ownEnd, when the file has it). Offsets are file offsets.
 struct Segment
@@ -52,7 +64,7 @@ struct Segment
 struct FileBatch
 {
     int index = 0;
-    std::unique_ptr<uint8_t[]> haystack;
+    Haystack haystack;
     int64_t capacity = 0;
     int64_t used = 0;
     int64_t ownedBytes = 0; ///< bytes of files this batch is responsible for (no overlaps)
