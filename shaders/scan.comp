@@ -29,10 +29,11 @@ layout(std430, binding = 1) readonly buffer Haystack { uint hay[]; };
 layout(std430, binding = 2) readonly buffer Transitions { uint trans[]; };
 // Group descriptors (8 words each), byte classes (256 words per group), accept indices and entries.
 layout(std430, binding = 3) readonly buffer Aux { uint aux[]; };
-// Per stream, 8 words: data start (haystack byte), length, own begin, own end (relative), group,
-// initial state (premultiplied), flags (bit 0: the stream ends at the end of its file), carry position.
+// Per stream, 12 words: data start (haystack byte), length, own begin, own end (relative), group,
+// initial state (premultiplied), flags (bit 0: the stream ends at the end of its file), exit position, entry
+// position (where the state is recorded: state after the byte before it), 3 unused.
 layout(std430, binding = 4) readonly buffer Streams { uint streams[]; };
-// Per stream, 4 words: state, bytes done, carried state, pieces done.
+// Per stream, 4 words: state, bytes done, state at the exit position, state at the entry position.
 layout(std430, binding = 5) buffer StreamState { uint sstate[]; };
 // [0] hit attempts, [1] streams completed, [2 + r] head of round r.
 layout(std430, binding = 6) buffer Queue { uint queue[]; };
@@ -95,7 +96,7 @@ uint classOf(uint g, uint cBase, uint byteValue)
 
 void scanPiece(uint sid)
 {
-    uint b = sid * 8u;
+    uint b = sid * 12u;
     uint dataStart = streams[b];
     uint len = streams[b + 1u];
     uint ownBegin = streams[b + 2u];
@@ -104,6 +105,7 @@ void scanPiece(uint sid)
     uint g = group * 8u;
     uint flags = streams[b + 6u];
     uint carryPos = streams[b + 7u];
+    uint entryPos = streams[b + 8u];
     uint tBase = aux[g];
     uint numClasses = aux[g + 1u];
     uint cBase = aux[g + 2u];
@@ -120,6 +122,8 @@ void scanPiece(uint sid)
     for (; i < alignedStart; ++i) {
         if (i == carryPos)
             sstate[sid * 4u + 2u] = s;
+        if (i == entryPos)
+            sstate[sid * 4u + 3u] = s;
         uint p = dataStart + i;
         uint e = trans[tBase + s + classOf(group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
@@ -134,6 +138,8 @@ void scanPiece(uint sid)
                 uint pos = i + w * 4u + k;
                 if (pos == carryPos)
                     sstate[sid * 4u + 2u] = s;
+                if (pos == entryPos)
+                    sstate[sid * 4u + 3u] = s;
                 uint e = trans[tBase + s + classOf(group, cBase, (word >> (k * 8u)) & 0xffu)];
                 s = e & STATE_MASK;
                 if ((e & ACCEPT_FLAG) != 0u)
@@ -144,6 +150,8 @@ void scanPiece(uint sid)
     for (; i < end; ++i) {
         if (i == carryPos)
             sstate[sid * 4u + 2u] = s;
+        if (i == entryPos)
+            sstate[sid * 4u + 3u] = s;
         uint p = dataStart + i;
         uint e = trans[tBase + s + classOf(group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
@@ -152,7 +160,6 @@ void scanPiece(uint sid)
     }
     sstate[sid * 4u] = s;
     sstate[sid * 4u + 1u] = end;
-    sstate[sid * 4u + 3u] = round + 1u;
     if (end == len) {
         if (carryPos == len)
             sstate[sid * 4u + 2u] = s;

@@ -68,6 +68,79 @@ bool literalLike(const Regex &r, int node, std::string *key)
     return true;
 }
 
+int64_t saturatingMul(int64_t a, int64_t b)
+{
+    return a != 0 && b > INT64_MAX / a ? INT64_MAX : a * b;
+}
+
+/// The longest match of one node (saturating), -1 when unbounded.
+int64_t nodeMaxLength(const Regex &r, int i)
+{
+    const Regex::Node &n = r.nodes[size_t(i)];
+    switch (n.type) {
+    case Regex::Node::Type::Empty:
+    case Regex::Node::Type::Assert:
+        return 0;
+    case Regex::Node::Type::Bytes:
+        return 1;
+    case Regex::Node::Type::Concat:
+    case Regex::Node::Type::Alternate: {
+        int64_t total = 0;
+        for (int c : n.children) {
+            const int64_t len = nodeMaxLength(r, c);
+            if (len < 0)
+                return -1;
+            total = n.type == Regex::Node::Type::Concat ? std::min(INT64_MAX - len, total) + len : std::max(total, len);
+        }
+        return total;
+    }
+    case Regex::Node::Type::Repeat: {
+        const int64_t len = nodeMaxLength(r, n.children.front());
+        if (len == 0)
+            return 0;
+        return len < 0 || n.max < 0 ? -1 : saturatingMul(len, n.max);
+    }
+    }
+    return 0;
+}
+
+/// The counted repeats with an upper bound (X{n,m}, m >= 2) reachable from the root, the ones spanning the
+/// most bytes first: wide windows such as [^\r\n]{1,64} are what makes a DFA count, and so explode.
+std::vector<int> boundedRepeats(const Regex &r)
+{
+    std::vector<std::pair<int64_t, int>> found;
+    std::vector<uint8_t> seen(r.nodes.size(), 0);
+    std::vector<int> stack { r.root };
+    while (!stack.empty()) {
+        const int i = stack.back();
+        stack.pop_back();
+        if (seen[size_t(i)])
+            continue;
+        seen[size_t(i)] = 1;
+        const Regex::Node &n = r.nodes[size_t(i)];
+        if (n.type == Regex::Node::Type::Repeat && n.max >= 2) {
+            const int64_t span = nodeMaxLength(r, i);
+            found.emplace_back(span < 0 ? INT64_MAX : span, i);
+        }
+        stack.insert(stack.end(), n.children.begin(), n.children.end());
+    }
+    std::stable_sort(found.begin(), found.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    std::vector<int> out;
+    for (const auto &f : found)
+        out.push_back(f.second);
+    return out;
+}
+
+/// `regex` with the first `count` of `repeats` unbounded: it matches wherever `regex` does and ends
+/// wherever a match of `regex` ends (and elsewhere too).
+Regex relaxedRegex(const Regex &regex, const std::vector<int> &repeats, size_t count)
+{
+    Regex r = regex;
+    for (size_t k = 0; k < count && k < repeats.size(); ++k)
+        r.nodes[size_t(repeats[k])].max = -1;
+    return r;
+}
+
 struct Candidate
 {
     int pattern = -1;
@@ -77,6 +150,8 @@ struct Candidate
     std::string key;      ///< literal bytes (case-folded), so that shared prefixes land in one group
     Dfa solo;             ///< the pattern's own DFA, when it was built to check for explosion
     bool hasSolo = false;
+    bool verify = false;  ///< the DFAs hold `relaxed` instead of the pattern
+    Regex relaxed;
 };
 
 struct Chunk
@@ -184,8 +259,21 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             soloIndex.push_back(i);
     parallelFor(soloIndex.size(), [&](size_t k) {
         Candidate &c = candidates[soloIndex[k]];
-        DfaBuilder::Result r = DfaBuilder::build({ { &rules.patterns[size_t(c.pattern)].regex, c.pattern } },
-                                                 patternBudget);
+        const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
+        DfaBuilder::Result r = DfaBuilder::build({ { &exact, c.pattern } }, patternBudget);
+        // An exploding pattern gets its widest counted repeats unbounded, one, then two, four... then all,
+        // until its DFA fits: that DFA finds every true end (and more, which verification drops).
+        const std::vector<int> repeats = r.exceededBudget ? boundedRepeats(exact) : std::vector<int>();
+        for (size_t count = 1; r.exceededBudget && !repeats.empty(); count = std::min(count * 2, repeats.size())) {
+            Regex relaxed = relaxedRegex(exact, repeats, count);
+            r = DfaBuilder::build({ { &relaxed, c.pattern } }, patternBudget);
+            if (!r.exceededBudget) {
+                c.relaxed = std::move(relaxed);
+                c.verify = true;
+            }
+            if (count == repeats.size())
+                break;
+        }
         if (r.exceededBudget) {
             c.estimate = -1;
             return;
@@ -196,6 +284,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     });
     std::vector<Candidate> kept;
     for (Candidate &c : candidates) {
+        catalog.patterns[size_t(c.pattern)].verify = c.verify;
         if (c.estimate < 0)
             rejected[size_t(c.pattern)] = QLatin1String("pattern ") + rules.patterns[size_t(c.pattern)].id
                 + QLatin1String(" explodes past ") + QString::number(patternBudget) + QLatin1String(" DFA states");
@@ -247,8 +336,8 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             }
             std::vector<DfaBuilder::Input> inputs;
             for (int ci : part) {
-                const int p = candidates[size_t(ci)].pattern;
-                inputs.push_back({ &rules.patterns[size_t(p)].regex, p });
+                const Candidate &c = candidates[size_t(ci)];
+                inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
             }
             DfaBuilder::Result r = DfaBuilder::build(inputs, part.size() == 1 ? patternBudget : groupBudget);
             if (!r.exceededBudget) {
@@ -291,6 +380,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         if (rejected[i].isEmpty())
             continue;
         catalog.patterns[i].group = -1;
+        catalog.patterns[i].verify = false;
         Rejection r;
         const int ruleIndex = rules.patterns[i].ruleIndex;
         if (ruleIndex >= 0 && size_t(ruleIndex) < rules.rules.size()) {
@@ -315,6 +405,10 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         h = hashVector(h, d.acceptEntries);
         h = hashVector(h, g.patterns);
     }
+    std::vector<uint8_t> verify;
+    for (const PatternInfo &info : catalog.patterns)
+        verify.push_back(info.verify);
+    h = hashVector(h, verify);
     catalog.fingerprint = h;
     catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
     return catalog;

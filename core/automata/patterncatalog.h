@@ -26,6 +26,10 @@ struct PatternInfo
     int group = -1;     ///< -1 when the pattern was rejected
     int minLength = 0;
     int maxLength = 0;  ///< -1 unbounded
+    /// The group's DFA holds a relaxed form of the pattern (counted repeats X{n,m} made X{n,}) because the
+    /// exact one explodes: its ends are a superset of the true ones, and each must be confirmed with
+    /// StartFinder (leftmostStarts with verify; -1 drops it). minLength and maxLength stay exact.
+    bool verify = false;
     bool fixedLength() const { return minLength == maxLength; }
 };
 
@@ -33,7 +37,8 @@ struct CompileOptions
 {
     /// A merged group stops growing at this many DFA states; one pattern alone above it is rejected.
     int maxStatesPerGroup = 50000;
-    /// A single pattern may use up to this many states before it is rejected as exploding.
+    /// A single pattern may use up to this many states before it is relaxed (PatternInfo::verify), and its
+    /// relaxed form too before it is rejected as exploding.
     int maxStatesPerPattern = 50000;
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <tuple>
 
 #include "gpu/gputimer.h"
 #include "gpu/rhiframe.h"
@@ -19,7 +20,7 @@ double msSince(Clock::time_point t0)
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-constexpr int kStreamWords = 8;
+constexpr int kStreamWords = 12;
 constexpr int kStreamStateWords = 4;
 constexpr int kHitWords = 3;
 constexpr int kGroupWords = 8;
@@ -31,6 +32,10 @@ constexpr uint32_t kUnlimitedPieceBytes = 0x7fffffffu;
 constexpr int64_t kDefaultHitCapacity = 1 << 16;
 constexpr size_t kMaxCachedPipelines = 32;
 constexpr size_t kMaxCachedPlans = 32;
+// Bytes an unbounded group's segment scans before the bytes it owns, so that its DFA usually reaches the same
+// state as the segment before it did; where not, it runs again (see runOnGpu).
+constexpr int64_t kUnboundedWarmup = 512;
+constexpr int kMaxFixupPasses = 4096;
 
 struct ParamsBlock
 {
@@ -62,7 +67,12 @@ struct GpuEngine::Stream
     uint32_t batchFile;
     int64_t scanBegin; // file offset of relative position 0
     int unboundedIndex; // -1 for bounded groups
-    uint32_t pieces;
+};
+
+struct GpuEngine::DispatchOutput
+{
+    std::vector<uint32_t> state;                            // kStreamStateWords per stream, caller's order
+    std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> hits; // stream, pattern, end relative to its start
 };
 
 struct GpuEngine::Plan
@@ -337,24 +347,21 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
 bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                          const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
-    QRhi *rhi = m_device->rhi();
     const uint8_t *haystack = batch.haystack.get();
     BatchTelemetry &t = result.telemetry;
     t.engine = name();
     t.backend = m_device->backendName();
     t.device = m_device->deviceName();
 
-    const uint32_t pieceBytes = m_loopLimited ? kLimitedPieceBytes : kUnlimitedPieceBytes;
-    const uint32_t budget = m_loopLimited ? 1 : 0;
-
-    // Work items: (segment, bounded group) and (chunk, unbounded group).
     std::vector<int> unbounded;
     for (int g = 0; g < int(catalog.groups.size()); ++g)
         if (catalog.groups[size_t(g)].unbounded())
             unbounded.push_back(g);
+    result.carryOut.assign(batch.files.size() * unbounded.size(), 0);
+
     std::vector<Stream> streams;
     auto addStream = [&](uint32_t batchFile, int group, int64_t scanBegin, int64_t scanEnd, int64_t ownBegin,
-                         int64_t ownEnd, uint32_t state, bool eof, int64_t carryAt, int unboundedIndex) {
+                         int64_t ownEnd, uint32_t state, bool eof, int64_t entryAt, int64_t exitAt, int unboundedIndex) {
         const BatchFile &bf = batch.files[batchFile];
         Stream s {};
         s.words[0] = uint32_t(bf.dataOffset + (scanBegin - bf.holdBegin));
@@ -364,49 +371,148 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
         s.words[4] = uint32_t(group);
         s.words[5] = state;
         s.words[6] = eof ? 1u : 0u;
-        s.words[7] = carryAt < 0 ? kNoCarry : uint32_t(carryAt - scanBegin);
+        s.words[7] = exitAt < 0 ? kNoCarry : uint32_t(exitAt - scanBegin);
+        s.words[8] = entryAt < 0 ? kNoCarry : uint32_t(entryAt - scanBegin);
         s.batchFile = batchFile;
         s.scanBegin = scanBegin;
         s.unboundedIndex = unboundedIndex;
-        s.pieces = uint32_t((s.words[1] + pieceBytes - 1) / pieceBytes);
         streams.push_back(s);
     };
+    auto contextState = [&](const Dfa &dfa, const BatchFile &bf, int64_t scanBegin) {
+        if (scanBegin == 0)
+            return dfa.start[Dfa::AtFileStart];
+        return dfa.start[isWordByte(*bf.at(haystack, scanBegin - 1)) ? Dfa::AfterWord : Dfa::AfterNonWord];
+    };
     for (int g = 0; g < int(catalog.groups.size()); ++g) {
-        const Dfa &dfa = catalog.groups[size_t(g)].dfa;
         if (catalog.groups[size_t(g)].unbounded())
             continue;
+        const Dfa &dfa = catalog.groups[size_t(g)].dfa;
         for (const Segment &seg : batch.segments) {
             const BatchFile &bf = batch.files[seg.batchFile];
-            uint32_t state = dfa.start[Dfa::AtFileStart];
-            if (seg.scanBegin > 0)
-                state = dfa.start[isWordByte(*bf.at(haystack, seg.scanBegin - 1)) ? Dfa::AfterWord : Dfa::AfterNonWord];
-            addStream(seg.batchFile, g, seg.scanBegin, seg.scanEnd, seg.ownBegin, seg.ownEnd, state,
-                      seg.scanEnd == bf.fileSize, -1, -1);
+            addStream(seg.batchFile, g, seg.scanBegin, seg.scanEnd, seg.ownBegin, seg.ownEnd,
+                      contextState(dfa, bf, seg.scanBegin), seg.scanEnd == bf.fileSize, -1, -1, -1);
         }
     }
+    // Unbounded groups: the same segments, each started speculatively a warm-up before it owns bytes, so that
+    // a long file is scanned by many lanes. The state a segment reaches where it starts owning bytes is
+    // checked against the state the previous segment ended in; where they differ, the segment runs again
+    // from the true state (a DFA is deterministic: equal states at one position give equal futures).
+    const size_t firstUnbounded = streams.size();
     for (size_t u = 0; u < unbounded.size(); ++u) {
         const Dfa &dfa = catalog.groups[size_t(unbounded[u])].dfa;
-        for (uint32_t f = 0; f < batch.files.size(); ++f) {
-            const BatchFile &bf = batch.files[f];
-            if (bf.holdEnd <= bf.ownBegin)
-                continue;
-            const uint32_t state = bf.firstChunk ? dfa.start[Dfa::AtFileStart] : carryIn[f * unbounded.size() + u];
-            addStream(f, unbounded[u], bf.ownBegin, bf.holdEnd, bf.ownBegin, bf.ownEnd, state, bf.lastChunk,
-                      bf.lastChunk ? -1 : bf.ownEnd, int(u));
+        for (const Segment &seg : batch.segments) {
+            const BatchFile &bf = batch.files[seg.batchFile];
+            const bool chunkStart = seg.ownBegin == bf.ownBegin;
+            int64_t scanBegin = seg.ownBegin;
+            uint32_t state;
+            if (chunkStart) {
+                state = bf.firstChunk ? dfa.start[Dfa::AtFileStart] : carryIn[seg.batchFile * unbounded.size() + u];
+            } else {
+                scanBegin = std::max(bf.ownBegin, seg.ownBegin - kUnboundedWarmup);
+                state = contextState(dfa, bf, scanBegin);
+            }
+            addStream(seg.batchFile, unbounded[u], scanBegin, seg.scanEnd, seg.ownBegin, seg.ownEnd, state,
+                      seg.scanEnd == bf.fileSize, chunkStart ? -1 : seg.ownBegin, seg.ownEnd, int(u));
         }
     }
-    // Streams with more pieces first: round r's queue is then a prefix.
-    std::stable_sort(streams.begin(), streams.end(), [](const Stream &a, const Stream &b) { return a.pieces > b.pieces; });
-    const uint32_t rounds = streams.empty() ? 0 : streams.front().pieces;
-    std::vector<uint32_t> queueLens(rounds, 0);
-    for (const Stream &s : streams)
-        for (uint32_t r = 0; r < s.pieces; ++r)
-            ++queueLens[r];
-
-    result.carryOut.assign(batch.files.size() * unbounded.size(), 0);
     t.workItems = int64_t(streams.size());
     if (streams.empty())
         return true;
+
+    DispatchOutput out;
+    if (!dispatch(batch, catalog, params, streams, true, t, out, error))
+        return false;
+    // Hits per stream, so that a re-run segment's speculative hits can be dropped.
+    std::vector<std::vector<RawHit>> hitsOf(streams.size());
+    for (const auto &[sid, pattern, end] : out.hits)
+        hitsOf[sid].push_back({ streams[sid].batchFile, pattern, streams[sid].scanBegin + int64_t(end) });
+    std::vector<uint32_t> exitState(streams.size());
+    for (size_t i = 0; i < streams.size(); ++i)
+        exitState[i] = out.state[i * kStreamStateWords + 2];
+
+    // Segments of one unbounded chunk are consecutive in `streams`: fix the chains until every entry agrees.
+    for (int pass = 0;; ++pass) {
+        std::vector<size_t> rerun;
+        std::vector<Stream> again;
+        for (size_t i = firstUnbounded + 1; i < streams.size(); ++i) {
+            const Stream &s = streams[i];
+            if (s.words[8] == kNoCarry)
+                continue; // a chunk's first segment starts from the true state
+            const uint32_t entry = out.state[i * kStreamStateWords + 3];
+            if (entry == exitState[i - 1])
+                continue;
+            Stream fixed = s;
+            const int64_t ownBegin = s.scanBegin + s.words[8];
+            const BatchFile &bf = batch.files[s.batchFile];
+            fixed.words[0] = uint32_t(bf.dataOffset + (ownBegin - bf.holdBegin));
+            fixed.words[1] = s.words[1] - s.words[8];
+            fixed.words[2] = 0;
+            fixed.words[3] = s.words[3] - s.words[8];
+            fixed.words[5] = exitState[i - 1];
+            fixed.words[7] = s.words[7] - s.words[8];
+            fixed.words[8] = 0; // its entry is now the true state by construction
+            fixed.scanBegin = ownBegin;
+            rerun.push_back(i);
+            again.push_back(fixed);
+        }
+        if (rerun.empty())
+            break;
+        if (pass >= kMaxFixupPasses) {
+            *error = QStringLiteral("unbounded patterns did not settle after %1 passes").arg(pass);
+            return false;
+        }
+        DispatchOutput fix;
+        if (!dispatch(batch, catalog, params, again, false, t, fix, error))
+            return false;
+        t.hitsRerun += int64_t(fix.hits.size());
+        for (size_t k = 0; k < rerun.size(); ++k) {
+            const size_t i = rerun[k];
+            streams[i] = again[k];
+            hitsOf[i].clear();
+            exitState[i] = fix.state[k * kStreamStateWords + 2];
+            out.state[i * kStreamStateWords + 3] = again[k].words[5];
+        }
+        for (const auto &[k, pattern, end] : fix.hits)
+            hitsOf[rerun[k]].push_back({ streams[rerun[k]].batchFile, pattern, streams[rerun[k]].scanBegin + int64_t(end) });
+    }
+
+    size_t total = 0;
+    for (const auto &h : hitsOf)
+        total += h.size();
+    result.hits.reserve(total);
+    for (auto &h : hitsOf)
+        result.hits.insert(result.hits.end(), h.begin(), h.end());
+    for (size_t i = firstUnbounded; i < streams.size(); ++i) {
+        const Stream &s = streams[i];
+        const BatchFile &bf = batch.files[s.batchFile];
+        if (!bf.lastChunk && s.scanBegin + int64_t(s.words[3]) == bf.ownEnd)
+            result.carryOut[s.batchFile * unbounded.size() + size_t(s.unboundedIndex)] = exitState[i];
+    }
+    t.hits = int64_t(total);
+    return true;
+}
+
+bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                         const std::vector<Stream> &input, bool uploadHaystack, BatchTelemetry &t, DispatchOutput &out,
+                         QString *error)
+{
+    QRhi *rhi = m_device->rhi();
+    const uint32_t pieceBytes = m_loopLimited ? kLimitedPieceBytes : kUnlimitedPieceBytes;
+    const uint32_t budget = m_loopLimited ? 1 : 0;
+
+    // Streams with more pieces first: round r's queue is then a prefix. `order` maps back to the caller's.
+    std::vector<uint32_t> order(input.size());
+    std::vector<uint32_t> pieces(input.size());
+    for (size_t i = 0; i < input.size(); ++i) {
+        order[i] = uint32_t(i);
+        pieces[i] = std::max<uint32_t>(1, (input[i].words[1] + pieceBytes - 1) / pieceBytes);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return pieces[a] > pieces[b]; });
+    const uint32_t rounds = pieces[order.front()];
+    std::vector<uint32_t> queueLens(rounds, 0);
+    for (uint32_t p : pieces)
+        for (uint32_t r = 0; r < p; ++r)
+            ++queueLens[r];
 
     const int wg = params.workgroupSize;
     const int maxGroups = std::max(1, m_device->limits().maxWorkgroupsPerDimension);
@@ -424,7 +530,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
 
     bool planHit = false;
     const Plan &plan = planFor(queueLens, lanes, budget, &planHit);
-    t.planCacheHits = planHit ? 1 : 0;
+    t.planCacheHits += planHit ? 1 : 0;
 
     int64_t capacity = params.hitCapacity > 0 ? params.hitCapacity : std::max(m_hitCapacity, kDefaultHitCapacity);
     const int64_t maxCapacity = std::max<int64_t>(1, m_device->limits().maxStorageBufferRange / (kHitWords * 4));
@@ -432,32 +538,28 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     const int align = rhi->ubufAlignment();
     const int paramsStride = (int(sizeof(ParamsBlock)) + align - 1) / align * align;
     const int64_t hayBytes = roundUp4(batch.used);
-    std::vector<uint32_t> streamWords(streams.size() * kStreamWords);
-    for (size_t i = 0; i < streams.size(); ++i)
-        std::memcpy(streamWords.data() + i * kStreamWords, streams[i].words, sizeof streams[i].words);
-    const std::vector<uint32_t> zeroState(streams.size() * kStreamStateWords, 0);
+    std::vector<uint32_t> streamWords(input.size() * kStreamWords);
+    for (size_t i = 0; i < input.size(); ++i)
+        std::memcpy(streamWords.data() + i * kStreamWords, input[order[i]].words, sizeof input[i].words);
+    const std::vector<uint32_t> zeroState(input.size() * kStreamStateWords, 0);
     const std::vector<uint32_t> zeroQueue(2 + rounds, 0);
 
     // Static, not Immutable: QRhi keeps a Static buffer's staging memory, an Immutable one allocates (and
     // page-faults) a new staging buffer of the batch's size on every upload.
     if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, roundUp16(hayBytes), error)
-        || !ensureBuffer(m_streams, QRhiBuffer::Immutable, QRhiBuffer::StorageBuffer, int64_t(streamWords.size()) * 4, error)
+        || !ensureBuffer(m_streams, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(streamWords.size()) * 4, error)
         || !ensureBuffer(m_streamState, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(zeroState.size()) * 4, error)
         || !ensureBuffer(m_queue, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(zeroQueue.size()) * 4, error)
-        || !ensureBuffer(m_params, QRhiBuffer::Immutable, QRhiBuffer::UniformBuffer, int64_t(paramsStride) * rounds, error))
+        || !ensureBuffer(m_params, QRhiBuffer::Static, QRhiBuffer::UniformBuffer, int64_t(paramsStride) * rounds, error))
         return false;
 
-    for (int attempt = 0;; ++attempt) {
+    for (;;) {
         if (!ensureBuffer(m_hits, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, capacity * kHitWords * 4, error))
             return false;
         // Tables may have to be (re)created before the bindings that name them.
         QRhiResourceUpdateBatch *updates = rhi->nextResourceUpdateBatch();
         int64_t tableBytes = 0;
-        if (!ensureTables(catalog, updates, &tableBytes, error)) {
-            updates->release();
-            return false;
-        }
-        if (!ensureBindings(error)) {
+        if (!ensureTables(catalog, updates, &tableBytes, error) || !ensureBindings(error)) {
             updates->release();
             return false;
         }
@@ -481,13 +583,16 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
             p.numGroups = uint32_t(catalog.groups.size());
             std::memcpy(paramBytes.data() + int64_t(r) * paramsStride, &p, sizeof p);
         }
-        updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), haystack);
+        if (uploadHaystack) {
+            updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), batch.haystack.get());
+            t.bytesUploadedData += hayBytes;
+            uploadHaystack = false; // a re-run for a full hit ring finds it resident
+        }
         updates->uploadStaticBuffer(m_streams.get(), 0, int(streamWords.size() * 4), streamWords.data());
         updates->uploadStaticBuffer(m_streamState.get(), 0, int(zeroState.size() * 4), zeroState.data());
         updates->uploadStaticBuffer(m_queue.get(), 0, int(zeroQueue.size() * 4), zeroQueue.data());
         updates->uploadStaticBuffer(m_params.get(), 0, paramBytes.size(), paramBytes.constData());
-        t.bytesUploadedData += hayBytes + int64_t(streamWords.size() + zeroState.size() + zeroQueue.size()) * 4
-            + paramBytes.size();
+        t.bytesUploadedData += int64_t(streamWords.size() + zeroState.size() + zeroQueue.size()) * 4 + paramBytes.size();
 
         QRhiBufferReadbackResult queueBack, stateBack;
         bool queueDone = false, stateDone = false;
@@ -544,23 +649,23 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
         const auto *st = reinterpret_cast<const uint32_t *>(stateBack.data.constData());
 
         // Every item must have completed, each with all its bytes: Mesa's loop limit ends invocations silently.
-        if (q[1] != streams.size()) {
-            *error = QStringLiteral("%1 of %2 GPU work items completed").arg(q[1]).arg(streams.size());
+        if (q[1] != input.size()) {
+            *error = QStringLiteral("%1 of %2 GPU work items completed").arg(q[1]).arg(input.size());
             return false;
         }
-        for (size_t i = 0; i < streams.size(); ++i) {
-            if (st[i * kStreamStateWords + 1] != streams[i].words[1]) {
+        for (size_t i = 0; i < input.size(); ++i) {
+            if (st[i * kStreamStateWords + 1] != input[order[i]].words[1]) {
                 *error = QStringLiteral("GPU work item %1 stopped at byte %2 of %3")
                              .arg(i)
                              .arg(st[i * kStreamStateWords + 1])
-                             .arg(streams[i].words[1]);
+                             .arg(input[order[i]].words[1]);
                 return false;
             }
         }
 
         const int64_t attempted = q[0];
         if (attempted > capacity) {
-            // A full ring is never truncated: run the batch again with room for every hit.
+            // A full ring is never truncated: run again with room for every hit.
             t.hitsRerun += attempted;
             if (attempted > maxCapacity) {
                 *error = QStringLiteral("%1 hits do not fit in the largest GPU hit ring").arg(attempted);
@@ -579,27 +684,20 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
         }
         t.bytesReadBack += hitBytes.size();
         const auto *h = reinterpret_cast<const uint32_t *>(hitBytes.constData());
-        result.hits.resize(size_t(attempted));
-        for (int64_t i = 0; i < attempted; ++i) {
-            const Stream &s = streams[h[i * kHitWords]];
-            result.hits[size_t(i)] = { s.batchFile, h[i * kHitWords + 1], s.scanBegin + int64_t(h[i * kHitWords + 2]) };
-        }
-        for (size_t i = 0; i < streams.size(); ++i)
-            if (streams[i].unboundedIndex >= 0 && streams[i].words[7] != kNoCarry)
-                result.carryOut[streams[i].batchFile * unbounded.size() + size_t(streams[i].unboundedIndex)]
-                    = st[i * kStreamStateWords + 2];
-        t.hits = attempted;
+        out.hits.clear();
+        out.hits.reserve(size_t(attempted));
+        for (int64_t i = 0; i < attempted; ++i)
+            out.hits.push_back({ order[h[i * kHitWords]], h[i * kHitWords + 1], h[i * kHitWords + 2] });
+        out.state.assign(input.size() * kStreamStateWords, 0);
+        for (size_t i = 0; i < input.size(); ++i)
+            std::memcpy(out.state.data() + size_t(order[i]) * kStreamStateWords, st + i * kStreamStateWords,
+                        kStreamStateWords * 4);
         // Lanes that found an item, over lanes launched.
         int64_t busy = 0;
-        int64_t launched = 0;
-        for (const auto &dsp : plan.dispatches) {
-            launched += lanes;
-            (void)dsp;
-        }
         for (uint32_t r = 0; r < rounds; ++r)
             busy += std::min<int64_t>(queueLens[r], lanes);
+        const int64_t launched = int64_t(plan.dispatches.size()) * lanes;
         t.occupancy = launched > 0 ? std::min(1.0, double(busy) / double(launched)) : 0;
-        (void)attempt;
         return true;
     }
 }

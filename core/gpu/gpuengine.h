@@ -48,6 +48,7 @@ public:
 private:
     struct Stream;
     struct Plan;
+    struct DispatchOutput;
     struct Pipeline
     {
         int workgroupSize = 0;
@@ -65,6 +66,10 @@ private:
     bool runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                   const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error);
     bool readBack(QRhiBuffer *buffer, int offset, int bytes, QByteArray *out);
+    /// One frame over `streams` (re-run with a larger ring until every hit fits); checks every completed.
+    bool dispatch(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                  const std::vector<Stream> &streams, bool uploadHaystack, BatchTelemetry &t, DispatchOutput &out,
+                  QString *error);
 
     std::unique_ptr<RhiDevice> m_device;
     CpuEngine m_fallback;

@@ -134,9 +134,9 @@ void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, in
                       std::vector<std::vector<Hit>> &perFile)
 {
     perFile.assign(batch.files.size(), {});
-    std::vector<std::vector<const RawHit *>> byFile(batch.files.size());
+    std::vector<std::vector<std::pair<uint32_t, int64_t>>> byFile(batch.files.size()); // (pattern, end)
     for (const RawHit &h : raw)
-        byFile[h.batchFile].push_back(&h);
+        byFile[h.batchFile].emplace_back(h.pattern, h.end);
     auto work = [&](size_t f) {
         const BatchFile &bf = batch.files[f];
         std::unique_ptr<ByteSource> source;
@@ -145,11 +145,26 @@ void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, in
                 source = std::make_unique<ByteSource>(batch, bf);
             return (*source)(offset);
         };
+        // All ends of a pattern in one call, ascending: walks back from the ends of one long run share their
+        // work there, where one call per end would be quadratic in the run's length.
+        auto &hits = byFile[f];
+        if (!std::is_sorted(hits.begin(), hits.end()))
+            std::sort(hits.begin(), hits.end());
         auto &out = perFile[f];
-        out.reserve(byFile[f].size());
-        for (const RawHit *h : byFile[f]) {
-            const int64_t start = m_starts.leftmostStart(int(h->pattern), h->end, bf.fileSize, byteAt);
-            out.push_back({ int(h->pattern), start, h->end - start + 1 });
+        out.reserve(hits.size());
+        std::vector<int64_t> ends, starts;
+        for (size_t i = 0; i < hits.size();) {
+            const uint32_t pattern = hits[i].first;
+            ends.clear();
+            for (; i < hits.size() && hits[i].first == pattern; ++i)
+                ends.push_back(hits[i].second);
+            const bool verify = pattern < m_catalog.patterns.size() && m_catalog.patterns[pattern].verify;
+            m_starts.leftmostStarts(int(pattern), ends, bf.fileSize, byteAt, starts, verify);
+            for (size_t k = 0; k < ends.size(); ++k) {
+                // -1: no match ends there, as a verified pattern's relaxed DFA may report.
+                if (starts[k] >= 0)
+                    out.push_back({ int(pattern), starts[k], ends[k] - starts[k] + 1 });
+            }
         }
     };
     if (threads <= 1 || raw.size() < 4096) {
@@ -254,6 +269,8 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         }
         for (size_t f = 0; f < batch->files.size(); ++f) {
             const BatchFile &bf = batch->files[f];
+            if (bf.failed)
+                continue;
             if (bf.firstChunk) {
                 pending = {};
                 pending.fileIndex = bf.fileIndex;

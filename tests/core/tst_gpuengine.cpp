@@ -154,6 +154,38 @@ private Q_SLOTS:
         }
     }
 
+    void unboundedMatchesSpanningManySegments()
+    {
+        // Matches far longer than the warm-up before each segment: the speculative segments disagree with the
+        // true states, run again from them, and the result is still exactly the CPU's.
+        QTemporaryDir tmp;
+        QByteArray data(1000, 'x');
+        data += ' ';
+        for (int i = 0; i < 30000; ++i)
+            data += "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 7) % 64];
+        data += "== ab";
+        data += QByteArray(9000, 'c');
+        data += "f tail";
+        QVERIFY(TestUtil::writeFile(tmp.path() + QLatin1String("/files/long.txt"), data));
+        const QString tsv = tmp.path() + QLatin1String("/r.tsv");
+        QVERIFY(TestUtil::writeFile(tsv, "-\tb64\t[A-Za-z0-9+/]{40,}={0,2}\n-\tabcf\tab(c|de)*f\n-\tword\t\\bc+f\\b\n"));
+        const RuleSet rules = RuleLoader::loadFiles({ tsv });
+        const PatternCatalog catalog = PatternCatalog::compile(rules);
+        QVERIFY(catalog.rejections.empty());
+        LaunchParams p = m_base;
+        p.timeoutMs = 0;
+        CpuEngine cpu;
+        const ScanOutcome want = scanWith(cpu, rules, catalog, tmp.path() + QLatin1String("/files"), p);
+        const ScanOutcome got = scanWith(*m_gpu, rules, catalog, tmp.path() + QLatin1String("/files"), p);
+        QVERIFY(want.hits.size() > 30000);
+        QCOMPARE(got.hits.size(), want.hits.size());
+        QVERIFY(got.hits == want.hits);
+        int64_t rerun = 0;
+        for (const BatchTelemetry &t : got.batches)
+            rerun += t.hitsRerun;
+        QVERIFY2(rerun > 0, "segments whose speculative start disagreed must have run again");
+    }
+
     void telemetryInvariants()
     {
         LaunchParams p = m_base;

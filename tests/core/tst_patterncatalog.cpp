@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <map>
 #include <set>
 
 #include <QElapsedTimer>
 #include <QRandomGenerator>
 #include <QTest>
 
+#include "automata/dfabuilder.h"
 #include "automata/patterncatalog.h"
 #include "automata/regexparser.h"
+#include "automata/startfinder.h"
 #include "rules/rulelistloader.h"
 #include "testutildfa.h"
 #include "testutilregex.h"
 
 using Hitscope::CompileOptions;
+using Hitscope::DfaBuilder;
 using Hitscope::DfaGroup;
 using Hitscope::PatternCatalog;
 using Hitscope::Regex;
 using Hitscope::RegexParser;
 using Hitscope::RuleSet;
+using Hitscope::StartFinder;
 
 namespace {
 
@@ -59,6 +64,75 @@ HitSet scanAll(const PatternCatalog &catalog, const QByteArray &text)
         for (const TestUtil::DfaHit &h : TestUtil::scanDfa(g.dfa, text))
             out.emplace(h.pattern, h.end);
     return out;
+}
+
+/// (pattern, start, end) of every match.
+using MatchSet = std::set<std::tuple<int, int64_t, int64_t>>;
+
+/**
+ * What a scan reports, the way the scanner gets it: raw ends from the groups' DFAs over
+ * text[begin, scanEnd) (ends kept in [ownBegin, ownEnd)), then StartFinder on all ends of a pattern at once,
+ * verifying the patterns that need it and dropping the ends it rejects.
+ */
+MatchSet resolvedMatches(const PatternCatalog &catalog, const StartFinder &finder, const QByteArray &text,
+                         qsizetype segment = 0, int overlap = 0, int *dropped = nullptr)
+{
+    std::map<int, std::vector<int64_t>> ends;
+    const qsizetype step = segment > 0 ? segment : std::max<qsizetype>(text.size(), 1);
+    for (qsizetype own = 0; own < text.size(); own += step) {
+        const qsizetype ownEnd = std::min(text.size(), own + step);
+        const qsizetype begin = std::max<qsizetype>(0, own - overlap);
+        const QByteArray window = segment > 0 ? text.left(std::min(text.size(), ownEnd + 1)) : text;
+        for (const DfaGroup &g : catalog.groups) {
+            if (g.unbounded() && own > 0)
+                continue; // unbounded groups run over the whole text once
+            for (const TestUtil::DfaHit &h : TestUtil::scanDfa(g.dfa, g.unbounded() ? text : window,
+                                                               g.unbounded() ? 0 : begin))
+                if (g.unbounded() || (h.end >= own && h.end < ownEnd))
+                    ends[h.pattern].push_back(h.end);
+        }
+    }
+    const StartFinder::ByteAt byteAt = [&text](int64_t at) { return uint8_t(text[qsizetype(at)]); };
+    MatchSet out;
+    std::vector<int64_t> starts;
+    for (auto &[pattern, list] : ends) {
+        std::sort(list.begin(), list.end());
+        finder.leftmostStarts(pattern, list, text.size(), byteAt, starts, catalog.patterns[size_t(pattern)].verify);
+        for (size_t i = 0; i < list.size(); ++i) {
+            if (starts[i] >= 0)
+                out.emplace(pattern, starts[i], list[i]);
+            else if (dropped)
+                ++*dropped;
+        }
+    }
+    return out;
+}
+
+/// What the reference matcher finds for the patterns the catalog accepted.
+MatchSet referenceMatches(const RuleSet &rules, const PatternCatalog &catalog, const QByteArray &text)
+{
+    MatchSet out;
+    for (size_t p = 0; p < rules.patterns.size(); ++p)
+        if (catalog.patterns[p].group >= 0)
+            for (const TestUtil::RefMatch &m : TestUtil::referenceMatches(rules.patterns[p].regex, text))
+                out.emplace(int(p), m.start, m.end);
+    return out;
+}
+
+QByteArray describeDifference(const MatchSet &got, const MatchSet &want)
+{
+    QByteArray s;
+    auto list = [&s](const char *what, const MatchSet &a, const MatchSet &b) {
+        std::vector<std::tuple<int, int64_t, int64_t>> only;
+        std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only));
+        for (size_t i = 0; i < only.size() && i < 5; ++i)
+            s += QByteArray(what) + " p" + QByteArray::number(std::get<0>(only[i])) + " ["
+                + QByteArray::number(qint64(std::get<1>(only[i]))) + ","
+                + QByteArray::number(qint64(std::get<2>(only[i]))) + "] ";
+    };
+    list("extra", got, want);
+    list("missing", want, got);
+    return s;
 }
 
 /// The structural promises of compile(): each accepted pattern in exactly one group that lists it, groups
@@ -135,6 +209,8 @@ private Q_SLOTS:
     void rejectsEmptyMatches_data();
     void rejectsEmptyMatches();
     void rejectsExplodingPattern();
+    void relaxesExplodingPatterns_data();
+    void relaxesExplodingPatterns();
     void boundedAndUnboundedNeverShare();
     void splitsGroupsUnderTheBudget();
     void literalGroupsFindEveryOccurrence();
@@ -180,10 +256,14 @@ void TestPatternCatalog::rejectsEmptyMatches()
 
 void TestPatternCatalog::rejectsExplodingPattern()
 {
+    // "boom" explodes relaxed too: (a|b)*a(a|b){20,} minimizes to a few states, but its subset construction
+    // still tracks every 'a' among the last 20 bytes. "relaxed" tracks every "a-" among the last 48 bytes;
+    // as a-[ab-]{10,} only among the last 10, so it compiles that way and is verified.
     RuleSet rules;
     addRule(rules, QStringLiteral("fine"), 1, { "abc" });
     addRule(rules, QStringLiteral("boom"), 2, { "(a|b)*a(a|b){20}" });
     addRule(rules, QStringLiteral("also fine"), 3, { "b[ab]{3}c" });
+    addRule(rules, QStringLiteral("relaxed"), 4, { "a-[ab-]{10,48}" });
     QElapsedTimer timer;
     timer.start();
     const PatternCatalog catalog = PatternCatalog::compile(rules);
@@ -195,7 +275,19 @@ void TestPatternCatalog::rejectsExplodingPattern()
     QCOMPARE(catalog.rejections.front().line, 2);
     QCOMPARE(catalog.rejections.front().reason, QStringLiteral("pattern $ explodes past 50000 DFA states"));
     QCOMPARE(catalog.patterns[1].group, -1);
+    QVERIFY(!catalog.patterns[0].verify && !catalog.patterns[1].verify && !catalog.patterns[2].verify);
+    QVERIFY(catalog.patterns[3].group >= 0);
+    QVERIFY(catalog.patterns[3].verify);
+    QCOMPARE(catalog.patterns[3].maxLength, 50);
     QCOMPARE(scanAll(catalog, "abc babac"), (HitSet { { 0, 2 }, { 2, 8 } }));
+
+    // The relaxed DFA ends past the exact ones; verification keeps exactly the true matches.
+    const StartFinder finder(rules);
+    QRandomGenerator rng(20);
+    for (int t = 0; t < 20; ++t) {
+        const QByteArray text = TestUtil::randomText(rng, 20 + int(rng.bounded(100)), t % 2 ? "ab-" : "ab-bbbbb c");
+        QCOMPARE(resolvedMatches(catalog, finder, text), referenceMatches(rules, catalog, text));
+    }
 
     // A smaller per-pattern budget names the smaller number.
     CompileOptions options;
@@ -203,6 +295,120 @@ void TestPatternCatalog::rejectsExplodingPattern()
     options.maxStatesPerPattern = 2000;
     const PatternCatalog small = PatternCatalog::compile(rules, options);
     QCOMPARE(small.rejections.front().reason, QStringLiteral("pattern $ explodes past 2000 DFA states"));
+}
+
+void TestPatternCatalog::relaxesExplodingPatterns_data()
+{
+    // Each pattern with what to plant: a true match around a variable part of `min`..`max` bytes from
+    // `inside`, and near misses one byte outside that range.
+    QTest::addColumn<QByteArray>("pattern");
+    QTest::addColumn<bool>("caseless");
+    QTest::addColumn<QByteArray>("head");
+    QTest::addColumn<QByteArray>("inside");
+    QTest::addColumn<int>("min");
+    QTest::addColumn<int>("max");
+    QTest::addColumn<QByteArray>("tail");
+    QTest::addColumn<QByteArray>("filler");
+    const QByteArray winPath = R"re([A-Za-z]:\\(Windows|Users|ProgramData)\\[^\x00\r\n]{1,64}\.(exe|dll|bat|ps1))re";
+    QTest::addRow("windows path") << winPath << false << QByteArray(R"(C:\Windows\)") << QByteArray(R"(ab\. Cx:)")
+                                  << 1 << 64 << QByteArray(".exe") << QByteArray("ab\\.:CUsers\r\n");
+    QTest::addRow("windows path, caseless")
+        << winPath << true << QByteArray(R"(d:\users\)") << QByteArray(R"(ab\. DLL)") << 1 << 64 << QByteArray(".DlL")
+        << QByteArray("ab\\.:dUSERS\n");
+    QTest::addRow("user agent") << QByteArray(R"re(User-Agent:\s*Mozilla/[45]\.0 \([^)]{5,120}\))re") << false
+                                << QByteArray("User-Agent: Mozilla/5.0 (") << QByteArray("ab; (x") << 5 << 120
+                                << QByteArray(")") << QByteArray("a(); ");
+    QTest::addRow("curl pipe sh") << QByteArray(R"re((curl|wget)\s+[^|;\n]{1,200}\|\s*(ba)?sh)re") << false
+                                  << QByteArray("curl ") << QByteArray("ab -curl") << 1 << 200
+                                  << QByteArray("| bash") << QByteArray("a |;\nsh");
+    QTest::addRow("slack token") << QByteArray("xox[baprs]-[0-9A-Za-z-]{10,48}") << false << QByteArray("xoxb-")
+                                 << QByteArray("aZ9-xob") << 10 << 48 << QByteArray(" ") << QByteArray("xo- b");
+    QTest::addRow("gcc ident") << QByteArray(R"re(GCC: \([^)\n]{1,60}\) [0-9]+\.[0-9]+)re") << false
+                               << QByteArray("GCC: (") << QByteArray("Deb 12(") << 1 << 60
+                               << QByteArray(") 12.2") << QByteArray("G) 1.\n");
+}
+
+void TestPatternCatalog::relaxesExplodingPatterns()
+{
+    // Patterns whose exact DFAs explode compile relaxed; the scanner's path (raw ends of the relaxed DFA,
+    // then StartFinder with verify on the exact pattern) reports exactly the reference matches, for
+    // matches and near misses planted in random text, scanned whole and in overlapping segments.
+    QFETCH(QByteArray, pattern);
+    QFETCH(bool, caseless);
+    QFETCH(QByteArray, head);
+    QFETCH(QByteArray, inside);
+    QFETCH(int, min);
+    QFETCH(int, max);
+    QFETCH(QByteArray, tail);
+    QFETCH(QByteArray, filler);
+    RuleSet rules;
+    addRule(rules, QStringLiteral("relaxed"), 1, { pattern }, false, caseless);
+    addRule(rules, QStringLiteral("neighbour"), 2, { "x[ab]{2,4}y" });
+    QVERIFY(DfaBuilder::build({ { &rules.patterns[0].regex, 0 } }, 50000).exceededBudget);
+    QElapsedTimer timer;
+    timer.start();
+    const PatternCatalog catalog = PatternCatalog::compile(rules);
+    const qint64 compileMs = timer.elapsed();
+    QCOMPARE(checkStructure(rules, catalog), QByteArray());
+    QVERIFY2(catalog.rejections.empty(),
+             catalog.rejections.empty() ? "" : qPrintable(catalog.rejections.front().reason));
+    const Hitscope::PatternInfo &info = catalog.patterns[0];
+    QVERIFY(info.verify);
+    QVERIFY(!catalog.patterns[1].verify);
+    QCOMPARE(info.maxLength, rules.patterns[0].regex.maxLength());
+    if (info.maxLength > 0) {
+        // Bounded exactly, so it is scanned with the bounded patterns, in segments that overlap by its length.
+        QCOMPARE(catalog.patterns[0].group, catalog.patterns[1].group);
+        QCOMPARE(catalog.maxBoundedMatchLength(), info.maxLength);
+    } else {
+        QVERIFY(catalog.groups[size_t(info.group)].unbounded());
+    }
+
+    const PatternCatalog alone = PatternCatalog::compile([&] {
+        RuleSet one;
+        one.patterns.push_back(rules.patterns[0]);
+        one.rules.push_back(rules.rules[0]);
+        return one;
+    }());
+    const Regex reversed = rules.patterns[0].regex.reversed();
+    const DfaBuilder::Result exactReversed = DfaBuilder::build({ { &reversed, 0 } }, 100000, true);
+    qInfo("compiled in %lld ms: relaxed forward DFA %u states; exact reversed DFA %s states", qlonglong(compileMs),
+          alone.groups.front().dfa.numStates,
+          exactReversed.exceededBudget ? "over 100000" : qPrintable(QString::number(exactReversed.dfa.numStates)));
+
+    const StartFinder finder(rules);
+    QRandomGenerator rng(qHash(pattern) + caseless);
+    int planted = 0;
+    int found = 0;
+    int dropped = 0;
+    for (int t = 0; t < 6; ++t) {
+        QByteArray text;
+        while (text.size() < 1200) {
+            text += TestUtil::randomText(rng, int(rng.bounded(12)), filler);
+            const int kind = int(rng.bounded(6));
+            int len = min + int(rng.bounded(max - min + 1));
+            if (kind == 0)
+                len = max + 1; // one byte too long
+            else if (kind == 1 && min > 1)
+                len = min - 1; // one byte too short
+            else if (kind == 2)
+                len = rng.bounded(2) ? min : max;
+            text += head + TestUtil::randomText(rng, len, inside) + (kind == 3 ? tail.left(tail.size() - 1) : tail);
+            text += rng.bounded(4) ? QByteArray("x") + "ab"[rng.bounded(2)] + "y" : QByteArray();
+            ++planted;
+        }
+        const MatchSet want = referenceMatches(rules, catalog, text);
+        for (const auto &m : want)
+            found += std::get<0>(m) == 0;
+        const MatchSet whole = resolvedMatches(catalog, finder, text, 0, 0, &dropped);
+        QVERIFY2(whole == want, describeDifference(whole, want).constData());
+        const int overlap = catalog.maxBoundedMatchLength() - 1;
+        const MatchSet segmented = resolvedMatches(catalog, finder, text, 97, overlap);
+        QVERIFY2(segmented == want, describeDifference(segmented, want).constData());
+    }
+    qInfo("%d planted, %d matches, %d ends of the relaxed DFA dropped", planted, found, dropped);
+    QVERIFY(found > planted / 3);
+    QVERIFY(dropped > 0);
 }
 
 void TestPatternCatalog::boundedAndUnboundedNeverShare()
@@ -270,14 +476,24 @@ void TestPatternCatalog::splitsGroupsUnderTheBudget()
             QVERIFY(rejected);
     }
 
+    // Raw ends are exact for all but the relaxed patterns; after start finding and verification, all are.
+    const StartFinder finder(rules);
+    const int relaxed = int(std::count_if(catalog.patterns.begin(), catalog.patterns.end(),
+                                          [](const Hitscope::PatternInfo &info) { return info.verify; }));
+    qInfo("%d of them relaxed and verified", relaxed);
     for (int t = 0; t < 40; ++t) {
         const QByteArray text = TestUtil::randomText(rng, 5 + int(rng.bounded(40)), alphabet + "x");
         HitSet expected;
         for (size_t p = 0; p < rules.patterns.size(); ++p)
-            if (catalog.patterns[p].group >= 0)
+            if (catalog.patterns[p].group >= 0 && !catalog.patterns[p].verify)
                 for (const TestUtil::RefMatch &m : TestUtil::referenceMatches(rules.patterns[p].regex, text))
                     expected.emplace(int(p), m.end);
-        QCOMPARE(scanAll(catalog, text), expected);
+        HitSet raw = scanAll(catalog, text);
+        std::erase_if(raw, [&](const auto &h) { return catalog.patterns[size_t(h.first)].verify; });
+        QCOMPARE(raw, expected);
+        const MatchSet got = resolvedMatches(catalog, finder, text);
+        const MatchSet want = referenceMatches(rules, catalog, text);
+        QVERIFY2(got == want, describeDifference(got, want).constData());
     }
 }
 
@@ -395,6 +611,9 @@ void TestPatternCatalog::benchRegexes()
         qInfo("group %zu: %u states x %u classes, max match %d: %s", i, g.dfa.numStates, g.dfa.numClasses,
               g.maxMatchLength, qPrintable(names.join(QLatin1Char(' '))));
     }
+    for (size_t p = 0; p < rules.patterns.size(); ++p)
+        if (catalog.patterns[p].verify)
+            qInfo("relaxed, verified: %s", qPrintable(rules.rules[size_t(rules.patterns[p].ruleIndex)].name));
     for (const Hitscope::Rejection &r : catalog.rejections)
         qInfo("rejected: %s", qPrintable(r.toString()));
 }
