@@ -41,6 +41,7 @@ void usage()
                "      --repeat N       runs of each contender; the best is reported (default 3)\n"
                "      --batch-bytes N, --segment-bytes N   Hitscope launch parameters\n"
                "      --no-yara, --no-vectorscan           leave a peer out\n"
+               "      --kernel-only    GPU: only the kernel with data resident (for tuning)\n"
                "      --json FILE      also write the table as JSON\n",
                stdout);
 }
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
     QString yaraRules, jsonOut, dir;
     int threads = QThread::idealThreadCount();
     int repeat = 3;
-    bool yara = true, vectorscan = true;
+    bool yara = true, vectorscan = true, kernelOnly = false;
     LaunchParams params;
     const QStringList args = QCoreApplication::arguments();
     for (int i = 1; i < args.size(); ++i) {
@@ -94,6 +95,8 @@ int main(int argc, char **argv)
             yara = false;
         else if (a == QLatin1String("--no-vectorscan"))
             vectorscan = false;
+        else if (a == QLatin1String("--kernel-only"))
+            kernelOnly = true;
         else if (a == QLatin1String("--json"))
             jsonOut = next();
         else if (a == QLatin1String("-h") || a == QLatin1String("--help")) {
@@ -155,8 +158,13 @@ int main(int argc, char **argv)
         return bestR;
     };
 
-    const PeerResult ceiling = best([&] { return readCeiling(files, threads); });
-    rows.push_back({ QStringLiteral("read only (ceiling)"), ceiling.seconds, corpusBytes, QStringLiteral("-"), {} });
+    if (kernelOnly) {
+        yara = vectorscan = false;
+        repeat = std::max(repeat, 2);
+    } else {
+        const PeerResult ceiling = best([&] { return readCeiling(files, threads); });
+        rows.push_back({ QStringLiteral("read only (ceiling)"), ceiling.seconds, corpusBytes, QStringLiteral("-"), {} });
+    }
 
     CpuEngine cpuEngine;
     std::unique_ptr<GpuEngine> gpuEngine;
@@ -179,7 +187,7 @@ int main(int argc, char **argv)
     std::set<std::pair<int, int>> ourPairs;
     double gpuMs = 0;
     int batches = 0;
-    const PeerResult ours = best([&] {
+    const PeerResult ours = kernelOnly ? PeerResult {} : best([&] {
         Scanner scanner(rules, catalog, engine);
         int64_t hits = 0;
         std::set<std::pair<int, int>> pairs;
@@ -207,11 +215,13 @@ int main(int argc, char **argv)
         batches = n;
         return r;
     });
-    rows.push_back({ QStringLiteral("hitscope %1 end to end").arg(useGpu ? QStringLiteral("gpu") : QStringLiteral("cpu -j%1").arg(threads)),
+    if (!kernelOnly)
+        rows.push_back({ QStringLiteral("hitscope %1 end to end").arg(useGpu ? QStringLiteral("gpu") : QStringLiteral("cpu -j%1").arg(threads)),
                      ours.seconds, corpusBytes,
                      QStringLiteral("%1 hits, %2 rule/file pairs, %3 batches").arg(ourHits).arg(ourPairs.size()).arg(batches), {} });
     if (gpuEngine) {
-        rows.push_back({ QStringLiteral("hitscope gpu kernel in scan"), gpuMs / 1000, corpusBytes,
+        if (!kernelOnly)
+            rows.push_back({ QStringLiteral("hitscope gpu kernel in scan"), gpuMs / 1000, corpusBytes,
                          QStringLiteral("GPU timestamps summed over the batches of the scan"), {} });
         // Kernel with the data resident: each batch uploaded once, its dispatches timed several times.
         double residentMs = 0;

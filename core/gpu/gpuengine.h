@@ -12,6 +12,7 @@
 namespace Hitscope {
 
 class GpuTimer;
+class VulkanStaging;
 
 /**
  * The GPU engine on QRhi compute: per batch one upload (haystack, streams) and one frame of dispatches over
@@ -93,6 +94,7 @@ private:
     std::list<Pipeline> m_pipelines; // most recently used first
     std::list<std::pair<uint64_t, std::unique_ptr<Plan>>> m_plans;
     std::unique_ptr<GpuTimer> m_timer;
+    std::unique_ptr<VulkanStaging> m_staging;
 };
 
 } // namespace Hitscope

@@ -76,9 +76,9 @@ void GpuTimer::writeTimestamp(QRhiCommandBuffer *cb, uint32_t query, bool reset)
     QVulkanDeviceFunctions *df = deviceFunctions(m_device);
     if (reset)
         df->vkCmdResetQueryPool(cbHandles->commandBuffer, m_pool, 0, 2);
-    df->vkCmdWriteTimestamp(cbHandles->commandBuffer,
-                            reset ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m_pool,
-                            query);
+    // Both stamps at the bottom of the pipe: the first one then waits for earlier work (an upload copy, say)
+    // instead of being written while that still runs.
+    df->vkCmdWriteTimestamp(cbHandles->commandBuffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m_pool, query);
     cb->endExternal();
 #else
     Q_UNUSED(cb);

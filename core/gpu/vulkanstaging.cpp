@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gpu/vulkanstaging.h"
+
+#if QT_CONFIG(vulkan)
+#include <QVulkanFunctions>
+#include <QVulkanInstance>
+#endif
+
+#include "gpu/rhidevice.h"
+
+namespace Hitscope {
+
+#if QT_CONFIG(vulkan)
+namespace {
+
+const QRhiVulkanNativeHandles *handles(RhiDevice &device)
+{
+    return static_cast<const QRhiVulkanNativeHandles *>(device.rhi()->nativeHandles());
+}
+
+QVulkanDeviceFunctions *deviceFunctions(RhiDevice &device)
+{
+    return device.vulkanInstance()->deviceFunctions(handles(device)->dev);
+}
+
+} // namespace
+#endif
+
+VulkanStaging::VulkanStaging(RhiDevice &device)
+    : m_device(device)
+{
+}
+
+std::unique_ptr<VulkanStaging> VulkanStaging::create(RhiDevice &device, int64_t bytes)
+{
+#if QT_CONFIG(vulkan)
+    if (device.backend() != GpuBackend::Vulkan || !device.vulkanInstance())
+        return nullptr;
+    std::unique_ptr<VulkanStaging> s(new VulkanStaging(device));
+    const QRhiVulkanNativeHandles *h = handles(device);
+    QVulkanDeviceFunctions *df = deviceFunctions(device);
+    QVulkanFunctions *f = device.vulkanInstance()->functions();
+
+    VkBufferCreateInfo info {};
+    info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    info.size = VkDeviceSize(bytes);
+    info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (df->vkCreateBuffer(h->dev, &info, nullptr, &s->m_buffer) != VK_SUCCESS)
+        return nullptr;
+    VkMemoryRequirements req;
+    df->vkGetBufferMemoryRequirements(h->dev, s->m_buffer, &req);
+    VkPhysicalDeviceMemoryProperties props;
+    f->vkGetPhysicalDeviceMemoryProperties(h->physDev, &props);
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < props.memoryTypeCount && type == UINT32_MAX; ++i)
+        if ((req.memoryTypeBits & (1u << i)) && (props.memoryTypes[i].propertyFlags & want) == want)
+            type = i;
+    if (type == UINT32_MAX)
+        return nullptr;
+    VkMemoryAllocateInfo alloc {};
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = type;
+    if (df->vkAllocateMemory(h->dev, &alloc, nullptr, &s->m_memory) != VK_SUCCESS)
+        return nullptr;
+    if (df->vkBindBufferMemory(h->dev, s->m_buffer, s->m_memory, 0) != VK_SUCCESS)
+        return nullptr;
+    void *p = nullptr;
+    if (df->vkMapMemory(h->dev, s->m_memory, 0, VK_WHOLE_SIZE, 0, &p) != VK_SUCCESS)
+        return nullptr;
+    s->m_mapped = static_cast<uint8_t *>(p);
+    s->m_size = bytes;
+    return s;
+#else
+    Q_UNUSED(device);
+    Q_UNUSED(bytes);
+    return nullptr;
+#endif
+}
+
+VulkanStaging::~VulkanStaging()
+{
+#if QT_CONFIG(vulkan)
+    const QRhiVulkanNativeHandles *h = handles(m_device);
+    QVulkanDeviceFunctions *df = deviceFunctions(m_device);
+    if (m_mapped)
+        df->vkUnmapMemory(h->dev, m_memory);
+    if (m_buffer)
+        df->vkDestroyBuffer(h->dev, m_buffer, nullptr);
+    if (m_memory)
+        df->vkFreeMemory(h->dev, m_memory, nullptr);
+#endif
+}
+
+void VulkanStaging::recordCopy(QRhiCommandBuffer *cb, QRhiBuffer *target, int64_t bytes)
+{
+#if QT_CONFIG(vulkan)
+    const QRhiBuffer::NativeBuffer nb = target->nativeBuffer();
+    const VkBuffer dst = *static_cast<const VkBuffer *>(nb.objects[0]);
+    cb->beginExternal();
+    const auto *cbh = static_cast<const QRhiVulkanCommandBufferNativeHandles *>(cb->nativeHandles());
+    QVulkanDeviceFunctions *df = deviceFunctions(m_device);
+    VkBufferCopy region {};
+    region.size = VkDeviceSize(bytes);
+    df->vkCmdCopyBuffer(cbh->commandBuffer, m_buffer, dst, 1, &region);
+    VkMemoryBarrier barrier {};
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    df->vkCmdPipelineBarrier(cbh->commandBuffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                             1, &barrier, 0, nullptr, 0, nullptr);
+    cb->endExternal();
+#else
+    Q_UNUSED(cb);
+    Q_UNUSED(target);
+    Q_UNUSED(bytes);
+#endif
+}
+
+} // namespace Hitscope
