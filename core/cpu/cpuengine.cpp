@@ -189,8 +189,8 @@ struct Item
 {
     int group;
     int firstSegment; // bounded: index into batch.segments; unbounded: -1
-    int count;        // bounded: segments in this item
-    uint32_t batchFile; // unbounded only
+    int count;        // segments (bounded) or consecutive batch files (unbounded) in this item
+    uint32_t batchFile; // unbounded: the first batch file
     int unboundedIndex;
     int64_t bytes;
 };
@@ -216,12 +216,27 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     const size_t numUnbounded = unboundedGroups.size();
 
     std::vector<Item> items;
-    for (size_t u = 0; u < numUnbounded; ++u)
-        for (uint32_t f = 0; f < batch.files.size(); ++f) {
-            const BatchFile &bf = batch.files[f];
-            if (bf.holdEnd > bf.holdBegin)
-                items.push_back({ unboundedGroups[u], -1, 0, f, int(u), bf.holdEnd - bf.ownBegin });
+    // Unbounded groups: runs of consecutive chunks, each chunk walked whole (its state carried on), several
+    // in lock step like segments.
+    for (size_t u = 0; u < numUnbounded; ++u) {
+        uint32_t first = 0;
+        int count = 0;
+        int64_t bytes = 0;
+        for (uint32_t f = 0; f <= batch.files.size(); ++f) {
+            const bool end = f == batch.files.size();
+            if (!end && count == 0)
+                first = f;
+            if (!end) {
+                ++count;
+                bytes += batch.files[f].holdEnd - batch.files[f].ownBegin;
+            }
+            if (count > 0 && (end || count == kMaxSegmentsPerItem || bytes >= kItemBytes)) {
+                items.push_back({ unboundedGroups[u], -1, count, first, int(u), bytes });
+                count = 0;
+                bytes = 0;
+            }
         }
+    }
     // Big unbounded chunks first so that no thread is left with one at the end.
     std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.bytes > b.bytes; });
     for (int g = 0; g < int(catalog.groups.size()); ++g) {
@@ -258,22 +273,31 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
             const Dfa &dfa = catalog.groups[size_t(item.group)].dfa;
             DfaWalker scanner(dfa, hits);
             if (item.firstSegment < 0) {
-                const BatchFile &bf = batch.files[item.batchFile];
-                Walk w;
-                w.batchFile = item.batchFile;
-                w.ownBegin = bf.ownBegin;
-                w.ownEnd = bf.ownEnd;
-                w.pos = bf.ownBegin;
-                w.end = bf.holdEnd;
-                w.state = bf.firstChunk ? dfa.start[Dfa::AtFileStart]
-                                        : carryIn[item.batchFile * numUnbounded + size_t(item.unboundedIndex)];
-                w.data = bf.at(haystack, w.pos);
+                walks.clear();
+                for (int k = 0; k < item.count; ++k) {
+                    const uint32_t f = item.batchFile + uint32_t(k);
+                    const BatchFile &bf = batch.files[f];
+                    if (bf.holdEnd <= bf.ownBegin)
+                        continue;
+                    Walk w;
+                    w.batchFile = f;
+                    w.ownBegin = bf.ownBegin;
+                    w.ownEnd = bf.ownEnd;
+                    w.pos = bf.ownBegin;
+                    w.end = bf.ownEnd;
+                    w.state = bf.firstChunk ? dfa.start[Dfa::AtFileStart]
+                                            : carryIn[f * numUnbounded + size_t(item.unboundedIndex)];
+                    w.data = bf.at(haystack, w.pos);
+                    walks.push_back(w);
+                }
                 // The carried state is the one after the last owned byte, before the look-ahead byte.
-                scanner.run(w, bf.ownEnd);
-                result.carryOut[item.batchFile * numUnbounded + size_t(item.unboundedIndex)] = w.state;
-                scanner.run(w, bf.holdEnd);
-                if (bf.lastChunk)
-                    scanner.reportEof(w, bf.fileSize);
+                scanner.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
+                    const BatchFile &bf = batch.files[w.batchFile];
+                    result.carryOut[w.batchFile * numUnbounded + size_t(item.unboundedIndex)] = w.state;
+                    scanner.run(w, bf.holdEnd);
+                    if (bf.lastChunk)
+                        scanner.reportEof(w, bf.fileSize);
+                });
                 continue;
             }
             walks.resize(size_t(item.count));
@@ -289,7 +313,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                 w.state = startState(dfa, bf, haystack, seg.scanBegin);
                 w.data = bf.at(haystack, seg.scanBegin);
             }
-            scanner.runQueue<kLanes>(walks.data(), item.count, [&](const Walk &w) {
+            scanner.runQueue<kLanes>(walks.data(), item.count, [&](Walk &w) {
                 const BatchFile &bf = batch.files[w.batchFile];
                 if (w.end == bf.fileSize)
                     scanner.reportEof(w, bf.fileSize);
