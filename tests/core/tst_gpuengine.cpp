@@ -186,6 +186,53 @@ private Q_SLOTS:
         QVERIFY2(rerun > 0, "segments whose speculative start disagreed must have run again");
     }
 
+    void parameterChangeAppliesFromTheNextBatch()
+    {
+        LaunchParams p = m_base;
+        p.timeoutMs = 0;
+        Scanner scanner(m_rules, m_catalog, *m_gpu);
+        std::vector<BatchTelemetry> batches;
+        std::set<HitKey> hits;
+        Scanner::Callbacks cb;
+        cb.fileDone = [&](const FileResult &fr) {
+            for (const Hit &h : fr.hits)
+                hits.insert({ fr.path, h.pattern, h.offset, h.length });
+        };
+        cb.batchDone = [&](const BatchTelemetry &t) {
+            batches.push_back(t);
+            if (batches.size() == 1) {
+                LaunchParams changed = p;
+                changed.workgroupSize = 256;
+                changed.workerGroups = 3;
+                scanner.setParams(changed);
+            }
+        };
+        scanner.run({ QFile::encodeName(m_case.dir) }, WalkOptions {}, p, cb);
+        QVERIFY(batches.size() >= 3);
+        QCOMPARE(batches[0].workgroupSize, 64);
+        QVERIFY(!batches[0].paramsChanged);
+        // The batch after the change may already have been packed, but it is launched with the new parameters.
+        QCOMPARE(batches[1].workgroupSize, 256);
+        QCOMPARE(batches[1].workerGroups, 3);
+        QVERIFY(batches[1].paramsChanged);
+        QVERIFY(!batches[2].paramsChanged);
+        QVERIFY(hits == m_cpu.hits);
+    }
+
+    void slowBatchesRunAgainOnTheCpu()
+    {
+        // A timeout no batch can meet: every batch is reported and re-run on the CPU engine; nothing is lost.
+        LaunchParams p = m_base;
+        p.timeoutMs = 1;
+        const ScanOutcome got = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
+        QVERIFY(!got.notices.empty());
+        QVERIFY2(got.notices.front().contains(QLatin1String("re-run on the CPU engine")), qPrintable(got.notices.front()));
+        QCOMPARE(got.hits.size(), m_cpu.hits.size());
+        QVERIFY(got.hits == m_cpu.hits);
+        for (const BatchTelemetry &t : got.batches)
+            QCOMPARE(t.engine, QStringLiteral("cpu (GPU fallback)"));
+    }
+
     void telemetryInvariants()
     {
         LaunchParams p = m_base;
