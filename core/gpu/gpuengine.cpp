@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <tuple>
 
@@ -31,7 +32,10 @@ constexpr uint32_t kNoCarry = 0xffffffffu;
 // invocation and dispatch leaves room for the hit loops.
 constexpr uint32_t kLimitedPieceBytes = 16384;
 constexpr uint32_t kUnlimitedPieceBytes = 0x7fffffffu;
-constexpr int64_t kDefaultHitCapacity = 1 << 16;
+// Room for about a million hits (12 MiB) before a batch has to run again with a larger ring; Mesa's storage
+// bindings are small, so less there.
+constexpr int64_t kDefaultHitCapacity = 1 << 20;
+constexpr int64_t kDefaultHitCapacityLimited = 1 << 16;
 constexpr size_t kMaxCachedPipelines = 32;
 constexpr size_t kMaxCachedPlans = 32;
 // Bytes an unbounded group's segment scans before the bytes it owns, so that its DFA usually reaches the same
@@ -382,6 +386,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     result.carryOut.assign(batch.files.size() * unbounded.size(), 0);
 
     std::vector<Stream> streams;
+    streams.reserve(batch.segments.size() * catalog.groups.size());
     auto addStream = [&](uint32_t batchFile, int group, int64_t scanBegin, int64_t scanEnd, int64_t ownBegin,
                          int64_t ownEnd, uint32_t state, bool eof, int64_t entryAt, int64_t exitAt, int unboundedIndex) {
         const BatchFile &bf = batch.files[batchFile];
@@ -444,10 +449,18 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     DispatchOutput out;
     if (!dispatch(batch, catalog, params, streams, true, t, out, error))
         return false;
-    // Hits per stream, so that a re-run segment's speculative hits can be dropped.
-    std::vector<std::vector<RawHit>> hitsOf(streams.size());
+    // Hits tagged with their stream, so that a re-run segment's speculative hits can be dropped at the end.
+    struct TaggedHit
+    {
+        uint32_t stream;
+        uint16_t pass;
+        RawHit hit;
+    };
+    std::vector<TaggedHit> tagged;
+    tagged.reserve(out.hits.size());
     for (const auto &[sid, pattern, end] : out.hits)
-        hitsOf[sid].push_back({ streams[sid].batchFile, pattern, streams[sid].scanBegin + int64_t(end) });
+        tagged.push_back({ sid, 0, { streams[sid].batchFile, pattern, streams[sid].scanBegin + int64_t(end) } });
+    std::vector<uint16_t> superseded(streams.size(), 0); // the pass whose hits count, per stream
     std::vector<uint32_t> exitState(streams.size());
     for (size_t i = 0; i < streams.size(); ++i)
         exitState[i] = out.state[i * kStreamStateWords + 2];
@@ -487,23 +500,25 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
         if (!dispatch(batch, catalog, params, again, false, t, fix, error))
             return false;
         t.hitsRerun += int64_t(fix.hits.size());
+        // Earlier hits of a stream that runs again are superseded; its new hits are tagged with the pass.
         for (size_t k = 0; k < rerun.size(); ++k) {
             const size_t i = rerun[k];
             streams[i] = again[k];
-            hitsOf[i].clear();
+            ++superseded[i];
             exitState[i] = fix.state[k * kStreamStateWords + 2];
             out.state[i * kStreamStateWords + 3] = again[k].words[5];
         }
-        for (const auto &[k, pattern, end] : fix.hits)
-            hitsOf[rerun[k]].push_back({ streams[rerun[k]].batchFile, pattern, streams[rerun[k]].scanBegin + int64_t(end) });
+        for (const auto &[k, pattern, end] : fix.hits) {
+            const uint32_t i = uint32_t(rerun[k]);
+            tagged.push_back({ i, superseded[i], { streams[i].batchFile, pattern, streams[i].scanBegin + int64_t(end) } });
+        }
     }
 
-    size_t total = 0;
-    for (const auto &h : hitsOf)
-        total += h.size();
-    result.hits.reserve(total);
-    for (auto &h : hitsOf)
-        result.hits.insert(result.hits.end(), h.begin(), h.end());
+    result.hits.reserve(tagged.size());
+    for (const TaggedHit &h : tagged)
+        if (h.pass == superseded[h.stream])
+            result.hits.push_back(h.hit);
+    const size_t total = result.hits.size();
     for (size_t i = firstUnbounded; i < streams.size(); ++i) {
         const Stream &s = streams[i];
         const BatchFile &bf = batch.files[s.batchFile];
@@ -529,7 +544,8 @@ bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, 
         order[i] = uint32_t(i);
         pieces[i] = std::max<uint32_t>(1, (input[i].words[1] + pieceBytes - 1) / pieceBytes);
     }
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return pieces[a] > pieces[b]; });
+    if (std::adjacent_find(pieces.begin(), pieces.end(), std::not_equal_to<>()) != pieces.end())
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return pieces[a] > pieces[b]; });
     const uint32_t rounds = pieces[order.front()];
     std::vector<uint32_t> queueLens(rounds, 0);
     for (uint32_t p : pieces)
@@ -554,7 +570,9 @@ bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, 
     const Plan &plan = planFor(queueLens, lanes, budget, &planHit);
     t.planCacheHits += planHit ? 1 : 0;
 
-    int64_t capacity = params.hitCapacity > 0 ? params.hitCapacity : std::max(m_hitCapacity, kDefaultHitCapacity);
+    int64_t capacity = params.hitCapacity > 0
+        ? params.hitCapacity
+        : std::max(m_hitCapacity, m_loopLimited ? kDefaultHitCapacityLimited : kDefaultHitCapacity);
     const int64_t maxCapacity = std::max<int64_t>(1, m_device->limits().maxStorageBufferRange / (kHitWords * 4));
 
     const int align = rhi->ubufAlignment();
