@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "hitstablemodel.h"
+
+#include <algorithm>
+
+#include <QFile>
+
+namespace Hitscope {
+
+namespace {
+
+// Match data as yara prints it: printable ASCII as is, other bytes as \xNN.
+QString printable(const QByteArray &data)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    QString out;
+    out.reserve(data.size());
+    for (const char ch : data) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 32 && c <= 126) {
+            out += QLatin1Char(char(c));
+        } else {
+            out += QLatin1String("\\x");
+            out += QLatin1Char(hex[c >> 4]);
+            out += QLatin1Char(hex[c & 15]);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+HitsTableModel::HitsTableModel(QObject *parent)
+    : QAbstractTableModel(parent)
+{
+    qRegisterMetaType<HitRow>();
+    qRegisterMetaType<QVector<HitRow>>();
+}
+
+int HitsTableModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : m_visible;
+}
+
+int HitsTableModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : NUM_COLUMNS;
+}
+
+QVariant HitsTableModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const HitRow &h = m_rows[index.row()];
+    const int column = index.column();
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (column) {
+        case FileColumn:
+            return QFile::decodeName(h.path);
+        case RuleColumn:
+            return h.rule;
+        case StringColumn:
+            return h.string;
+        case OffsetColumn:
+            return QStringLiteral("0x%1").arg(h.offset, 0, 16);
+        case LengthColumn:
+            return QString::number(h.length);
+        case PreviewColumn:
+            return printable(h.preview);
+        }
+        break;
+    case Qt::ToolTipRole:
+        switch (column) {
+        case FileColumn:
+            return QFile::decodeName(h.path);
+        case OffsetColumn:
+            return tr("Offset %1 (0x%2)").arg(h.offset).arg(h.offset, 0, 16);
+        case PreviewColumn:
+            return h.length > h.preview.size()
+                ? tr("%1 (first %2 of %3 bytes)").arg(printable(h.preview)).arg(h.preview.size()).arg(h.length)
+                : printable(h.preview);
+        }
+        break;
+    case Qt::TextAlignmentRole:
+        if (column == OffsetColumn || column == LengthColumn)
+            return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        break;
+    case SortRole:
+    case RawRole:
+        switch (column) {
+        case FileColumn:
+            return role == SortRole ? QVariant(QFile::decodeName(h.path)) : QVariant(h.path);
+        case RuleColumn:
+            return h.rule;
+        case StringColumn:
+            return h.string;
+        case OffsetColumn:
+            return qint64(h.offset);
+        case LengthColumn:
+            return qint64(h.length);
+        case PreviewColumn:
+            return h.preview;
+        }
+        break;
+    }
+    return {};
+}
+
+QVariant HitsTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (section) {
+    case FileColumn:
+        return tr("File");
+    case RuleColumn:
+        return tr("Rule");
+    case StringColumn:
+        return tr("String");
+    case OffsetColumn:
+        return tr("Offset");
+    case LengthColumn:
+        return tr("Length");
+    case PreviewColumn:
+        return tr("Preview");
+    }
+    return {};
+}
+
+bool HitsTableModel::canFetchMore(const QModelIndex &parent) const
+{
+    return !parent.isValid() && m_visible < m_rows.size();
+}
+
+void HitsTableModel::fetchMore(const QModelIndex &parent)
+{
+    // Not from a rowsInserted() handler (QAbstractItemModelTester does that): the insert would nest in ours.
+    if (parent.isValid() || m_inserting)
+        return;
+    m_limit = std::max(m_limit, m_visible + FetchChunk);
+    reveal(int(std::min<qsizetype>(m_rows.size(), m_limit)));
+}
+
+void HitsTableModel::appendHits(const QVector<HitRow> &rows)
+{
+    if (rows.isEmpty())
+        return;
+    m_rows.append(rows);
+    // Rows past what views asked for wait for fetchMore(): a million hits never reach a view at once.
+    reveal(int(std::min<qsizetype>(m_rows.size(), m_limit)));
+}
+
+void HitsTableModel::reveal(int upTo)
+{
+    if (upTo <= m_visible)
+        return;
+    m_inserting = true;
+    beginInsertRows({}, m_visible, upTo - 1);
+    m_visible = upTo;
+    endInsertRows();
+    m_inserting = false;
+}
+
+void HitsTableModel::clear()
+{
+    beginResetModel();
+    m_rows.clear();
+    m_visible = 0;
+    m_limit = FetchChunk;
+    endResetModel();
+}
+
+} // namespace Hitscope

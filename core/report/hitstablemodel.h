@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QVector>
+
+#include "scan/scanjob.h"
+
+namespace Hitscope {
+
+/**
+ * The hits of a scan as a table: rows are appended batch by batch (one beginInsertRows per append, never a
+ * reset during a scan) and served to views in chunks through canFetchMore()/fetchMore(), so a million hits
+ * do not freeze the GUI. Lives in core: it uses QtCore only.
+ */
+class HitsTableModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Columns { FileColumn, RuleColumn, StringColumn, OffsetColumn, LengthColumn, PreviewColumn, NUM_COLUMNS };
+    /// SortRole: the value to sort by (qint64 for Offset and Length, QString for texts, the bytes for Preview).
+    /// RawRole: the value as stored (the path and preview as QByteArray, numbers as qint64).
+    enum Roles { SortRole = Qt::UserRole, RawRole };
+    /// Rows handed to views per fetchMore().
+    static constexpr int FetchChunk = 10000;
+
+    explicit HitsTableModel(QObject *parent = nullptr);
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    bool canFetchMore(const QModelIndex &parent) const override;
+    void fetchMore(const QModelIndex &parent) override;
+
+    const HitRow &hit(int row) const { return m_rows[row]; }
+    int totalHits() const { return int(m_rows.size()); }
+
+public Q_SLOTS:
+    void appendHits(const QVector<Hitscope::HitRow> &rows);
+    /// Only when a new scan starts.
+    void clear();
+
+private:
+    void reveal(int upTo);
+
+    QVector<HitRow> m_rows;
+    int m_visible = 0; // rows handed to views so far
+    bool m_inserting = false; // inside reveal(): fetchMore() from a rowsInserted() handler must not nest
+    int m_limit = FetchChunk; // rows views have asked for: appends reveal rows up to here, fetchMore() raises it
+};
+
+} // namespace Hitscope

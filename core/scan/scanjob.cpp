@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "scanjob.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QGuiApplication>
+#include <QOffscreenSurface>
+#include <QtGui/private/qguiapplication_p.h>
+#include <qpa/qplatformintegration.h>
+
+#include "automata/patterncatalog.h"
+#include "cpu/cpuengine.h"
+#include "gpu/gpuengine.h"
+#include "rules/ruleloader.h"
+#include "scan/scanner.h"
+
+namespace Hitscope {
+
+namespace {
+
+constexpr int kPreviewBytes = 64;
+
+struct Request
+{
+    QStringList ruleFiles;
+    QByteArrayList paths;
+    WalkOptions walk;
+    LaunchParams params;
+    EngineChoice engine = EngineChoice::Auto;
+    QOffscreenSurface *fallbackSurface = nullptr;
+};
+
+// Reads match previews of one file; the batch haystack is gone by the time a file's hits are delivered.
+class PreviewReader
+{
+public:
+    explicit PreviewReader(const QByteArray &path)
+        : m_fd(::open(path.constData(), O_RDONLY | O_CLOEXEC))
+    {
+    }
+    ~PreviewReader()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    PreviewReader(const PreviewReader &) = delete;
+    PreviewReader &operator=(const PreviewReader &) = delete;
+
+    QByteArray read(int64_t offset, int64_t length) const
+    {
+        if (m_fd < 0 || length <= 0)
+            return {};
+        QByteArray data(int(std::min<int64_t>(length, kPreviewBytes)), Qt::Uninitialized);
+        const ssize_t n = ::pread(m_fd, data.data(), size_t(data.size()), off_t(offset));
+        data.resize(n > 0 ? int(n) : 0);
+        return data;
+    }
+
+private:
+    int m_fd;
+};
+
+} // namespace
+
+/*
+ * Lives on ScanJob::m_thread. run() blocks that thread for a whole scan, so cancel() and setParams() do not go
+ * through its event loop: they reach the running Scanner directly, under m_mutex.
+ */
+class ScanJob::Worker : public QObject
+{
+public:
+    explicit Worker(ScanJob *job)
+        : m_job(job)
+    {
+    }
+
+    void run(const Request &request);
+
+    // Any thread.
+    void cancel()
+    {
+        m_cancelled = true;
+        std::lock_guard lock(m_mutex);
+        if (m_scanner)
+            m_scanner->cancel();
+    }
+    void setParams(const LaunchParams &params)
+    {
+        std::lock_guard lock(m_mutex);
+        m_latestParams = params;
+        if (m_scanner)
+            m_scanner->setParams(resolved(params));
+    }
+    // The job's thread, before a run is queued.
+    void reset()
+    {
+        m_cancelled = false;
+        std::lock_guard lock(m_mutex);
+        m_latestParams.reset();
+    }
+
+private:
+    LaunchParams resolved(LaunchParams p) const
+    {
+        if (p.segmentBytes <= 0)
+            p.segmentBytes = m_preferredSegmentBytes;
+        return p;
+    }
+    // Runs `f` on the job's thread, after everything posted before it.
+    template <typename F>
+    void post(F &&f)
+    {
+        QMetaObject::invokeMethod(m_job, std::forward<F>(f), Qt::QueuedConnection);
+    }
+    void fail(const QString &message, bool stopped = false)
+    {
+        if (!stopped) // a stop was asked for: not worth a warning
+            qWarning("Hitscope scan failed: %s", qPrintable(message));
+        post([job = m_job, message] {
+            job->m_running = false;
+            Q_EMIT job->failed(message);
+        });
+    }
+
+    ScanJob *const m_job;
+    std::atomic_bool m_cancelled { false };
+    std::mutex m_mutex;
+    Scanner *m_scanner = nullptr; // guarded by m_mutex
+    std::optional<LaunchParams> m_latestParams; // guarded by m_mutex: setParams() during this run
+    int64_t m_preferredSegmentBytes = 256 << 10; // guarded by m_mutex while a scanner exists
+};
+
+void ScanJob::Worker::run(const Request &request)
+{
+    const QString stopped = ScanJob::tr("Scan stopped.");
+    ScanJob *const job = m_job;
+
+    const RuleSet rules = RuleLoader::loadFiles(request.ruleFiles);
+    const PatternCatalog catalog = PatternCatalog::compile(rules);
+    std::vector<Rejection> rejections = rules.rejections;
+    rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
+    for (const Rejection &r : rejections)
+        post([job, r] { Q_EMIT job->ruleRejected(r.file, r.line, r.rule, r.reason); });
+
+    const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),
+                                    [](const PatternInfo &p) { return p.group >= 0; });
+    if (!usable) {
+        fail(request.ruleFiles.isEmpty()
+                 ? ScanJob::tr("No rule file was given.")
+                 : ScanJob::tr("No usable rule in %1.").arg(request.ruleFiles.join(QLatin1String(", "))));
+        return;
+    }
+    if (m_cancelled) {
+        fail(stopped, true);
+        return;
+    }
+
+    // The engine is made, used and destroyed on this thread, which so owns the QRhi and its resources.
+    std::unique_ptr<GpuEngine> gpu;
+    CpuEngine cpu;
+    if (request.engine != EngineChoice::Cpu) {
+        RhiDeviceOptions options;
+        options.fallbackSurface = request.fallbackSurface;
+        QString error;
+        gpu = GpuEngine::create(options, &error);
+        if (!gpu && request.engine == EngineChoice::Gpu) {
+            fail(ScanJob::tr("No GPU engine: %1").arg(error));
+            return;
+        }
+        if (!gpu) {
+            const QString n = ScanJob::tr("No GPU compute device (%1); using the CPU engine.").arg(error);
+            post([job, n] { Q_EMIT job->notice(n); });
+        } else if (request.engine == EngineChoice::Auto && gpu->loopLimited()) {
+            // Mesa's software Vulkan is slower than the CPU engine on the same cores.
+            const QString n
+                = ScanJob::tr("%1 is a software renderer; using the CPU engine.").arg(gpu->device().deviceName());
+            post([job, n] { Q_EMIT job->notice(n); });
+            gpu.reset();
+        }
+    }
+    Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
+    const QString description = gpu
+        ? ScanJob::tr("GPU: %1 (%2)").arg(gpu->device().deviceName(), gpu->device().backendName())
+        : ScanJob::tr("CPU");
+
+    // Sizes only, for the progress bar; problems are reported by the scan itself.
+    int64_t totalBytes = 0;
+    int totalFiles = 0;
+    FileWalker(request.walk)
+        .walk(
+            request.paths,
+            [&](const FileEntry &e) {
+                totalBytes += e.size;
+                ++totalFiles;
+            },
+            [](const FileProblem &) {}, &m_cancelled);
+    if (m_cancelled) {
+        fail(stopped, true);
+        return;
+    }
+    post([job, description, totalBytes, totalFiles] {
+        Q_EMIT job->scanStarted(description, qint64(totalBytes), totalFiles);
+    });
+
+    Scanner scanner(rules, catalog, engine);
+    LaunchParams params;
+    {
+        std::lock_guard lock(m_mutex);
+        m_preferredSegmentBytes = engine.preferredSegmentBytes();
+        params = resolved(m_latestParams.value_or(request.params));
+        m_scanner = &scanner;
+    }
+
+    QVector<HitRow> rows; // since the last batch: one hitsAvailable() per batch, not one signal per hit
+    int64_t bytesDone = 0;
+    int filesDone = 0;
+    float lastProgress = -1;
+    Scanner::Callbacks cb;
+    cb.fileDone = [&](const FileResult &fr) {
+        ++filesDone;
+        if (fr.hits.empty())
+            return;
+        const PreviewReader preview(fr.path);
+        rows.reserve(rows.size() + qsizetype(fr.hits.size()));
+        for (const Hit &h : fr.hits) {
+            const Pattern &p = rules.patterns[size_t(h.pattern)];
+            rows.push_back({ fr.path, rules.rules[size_t(p.ruleIndex)].name, p.id, h.offset, h.length,
+                             preview.read(h.offset, h.length) });
+        }
+    };
+    cb.problem = [&](const FileProblem &p) { post([job, p] { Q_EMIT job->problemFound(p.path, p.reason); }); };
+    cb.notice = [&](const QString &n) { post([job, n] { Q_EMIT job->notice(n); }); };
+    cb.batchDone = [&](const BatchTelemetry &t) {
+        // Scanner::run() clears its stop flag on entry: a cancel() that came just before is repeated here.
+        if (m_cancelled)
+            scanner.cancel();
+        if (!rows.isEmpty()) {
+            post([job, r = std::exchange(rows, {})] { Q_EMIT job->hitsAvailable(r); });
+        }
+        post([job, t] { Q_EMIT job->batchFinished(t); });
+        bytesDone += t.bytes;
+        const float fraction = totalBytes > 0 ? float(std::min<double>(1.0, double(bytesDone) / double(totalBytes)))
+                                              : (totalFiles > 0 ? float(filesDone) / float(totalFiles) : 1.f);
+        // Don't spam the progress bar: at most 1000 steps.
+        if (fraction - lastProgress >= 0.001f || (fraction >= 1.f && lastProgress < 1.f)) {
+            lastProgress = fraction;
+            post([job, fraction, b = qint64(bytesDone), f = filesDone] { Q_EMIT job->progress(fraction, b, f); });
+        }
+    };
+
+    ScanSummary summary;
+    if (!m_cancelled)
+        summary = scanner.run(request.paths, request.walk, params, cb);
+    {
+        std::lock_guard lock(m_mutex);
+        m_scanner = nullptr;
+    }
+    if (!rows.isEmpty())
+        post([job, r = std::exchange(rows, {})] { Q_EMIT job->hitsAvailable(r); });
+
+    if (!summary.error.isEmpty()) {
+        fail(summary.error);
+    } else if (summary.cancelled || m_cancelled) {
+        fail(stopped, true);
+    } else {
+        post([job, s = summary] {
+            job->m_running = false;
+            Q_EMIT job->finished(s.files, s.bytes, s.hits, s.wallMs);
+        });
+    }
+}
+
+ScanJob::ScanJob(QObject *parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<HitRow>();
+    qRegisterMetaType<QVector<HitRow>>();
+    qRegisterMetaType<BatchTelemetry>();
+    qRegisterMetaType<LaunchParams>();
+    qRegisterMetaType<WalkOptions>();
+    qRegisterMetaType<EngineChoice>();
+
+    m_thread.setObjectName(QStringLiteral("Hitscope scan"));
+    m_worker = new Worker(this);
+    m_worker->moveToThread(&m_thread);
+    m_thread.start();
+}
+
+ScanJob::~ScanJob()
+{
+    m_worker->cancel();
+    m_thread.quit();
+    m_thread.wait();
+    // The thread has ended, so the worker (and the engine it owned) are gone from it; deleting here is safe.
+    delete m_worker;
+    // After the device that may have used it (destroyed with the run, on the worker thread).
+    delete m_fallbackSurface;
+}
+
+bool ScanJob::isRunning() const
+{
+    return m_running;
+}
+
+void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, const WalkOptions &walk,
+                    const LaunchParams &params, EngineChoice engine)
+{
+    if (m_running) {
+        // Ignored rather than answered with failed(): that would read as the end of the running scan.
+        qWarning("Hitscope: a scan is already running; start() ignored");
+        return;
+    }
+    // OpenGL needs its fallback surface made here, on the GUI thread, when a device is made on the worker.
+    if (engine != EngineChoice::Cpu && !m_fallbackSurface
+        && qobject_cast<QGuiApplication *>(QCoreApplication::instance())) {
+        QPlatformIntegration *platform = QGuiApplicationPrivate::platformIntegration();
+        if (platform && platform->hasCapability(QPlatformIntegration::OpenGL))
+            m_fallbackSurface = RhiDevice::createFallbackSurface();
+    }
+    m_running = true;
+    m_worker->reset();
+    Request request { ruleFiles, paths, walk, params, engine, m_fallbackSurface };
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, request] { worker->run(request); }, Qt::QueuedConnection);
+}
+
+void ScanJob::setParams(const LaunchParams &params)
+{
+    m_worker->setParams(params);
+}
+
+void ScanJob::cancel()
+{
+    m_worker->cancel();
+}
+
+} // namespace Hitscope

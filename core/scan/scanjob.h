@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <memory>
+
+#include <QByteArrayList>
+#include <QObject>
+#include <QStringList>
+#include <QThread>
+
+#include "scan/batchtelemetry.h"
+#include "scan/filewalker.h"
+#include "scan/hit.h"
+#include "scan/launchparams.h"
+
+class QOffscreenSurface;
+
+namespace Hitscope {
+
+struct RuleSet;
+struct PatternCatalog;
+
+/// Which engine a ScanJob uses.
+enum class EngineChoice { Auto, Gpu, Cpu };
+
+/// One hit as the GUI shows it: enough to fill a table row without going back to the rule set.
+struct HitRow
+{
+    QByteArray path;
+    QString rule;
+    QString string;
+    int64_t offset = 0;
+    int64_t length = 0;
+    QByteArray preview; ///< up to 64 bytes of the match, read from the file as the file's hits were delivered
+};
+
+/**
+ * Runs a scan on a thread of its own (which owns the GPU device and every QRhi resource, when the GPU engine
+ * is used) and reports through queued signals, so the GUI thread never blocks. Every start() ends with
+ * exactly one of finished() or failed(); a cancel counts as a failure ("Scan stopped.").
+ * Launch parameters may change while it runs: setParams() applies from the next batch.
+ *
+ * Threading: create and use it on one thread (the GUI thread); every signal is emitted on that thread, in order
+ * (hits and telemetry of a run always arrive before its finished() or failed()). cancel() and setParams() may
+ * also be called from any thread.
+ */
+class ScanJob : public QObject
+{
+    Q_OBJECT
+public:
+    explicit ScanJob(QObject *parent = nullptr);
+    ~ScanJob() override;
+
+    /// True from start() until its finished() or failed() has been emitted. Call on the job's thread.
+    bool isRunning() const;
+
+public Q_SLOTS:
+    /// Loads the rule files, compiles them, and scans `paths`. Rejected rules are reported through
+    /// ruleRejected() before the scan starts; if no rule is usable, failed() is emitted.
+    /// A `params.segmentBytes` of 0 or less means the engine's preferred segment size (as the CLI's default).
+    /// A start() while a scan runs is ignored with a warning (the running scan still ends with its own single
+    /// finished() or failed(); a failed() for the ignored call would read as the running scan's end).
+    void start(const QStringList &ruleFiles, const QByteArrayList &paths, const Hitscope::WalkOptions &walk,
+               const Hitscope::LaunchParams &params, Hitscope::EngineChoice engine);
+    void setParams(const Hitscope::LaunchParams &params);
+    void cancel();
+
+Q_SIGNALS:
+    void scanStarted(const QString &engineDescription, qint64 totalBytes, int totalFiles);
+    void ruleRejected(const QString &file, int line, const QString &rule, const QString &reason);
+    void hitsAvailable(const QVector<Hitscope::HitRow> &rows);
+    void problemFound(const QByteArray &path, const QString &reason);
+    void notice(const QString &message);
+    void batchFinished(const Hitscope::BatchTelemetry &telemetry);
+    /// 0..1, throttled to steps of at least 0.1%; files are the files completed so far.
+    void progress(float fraction, qint64 bytesDone, int filesDone);
+    void finished(qint64 files, qint64 bytes, qint64 hits, double wallMs);
+    void failed(const QString &message);
+
+private:
+    class Worker;
+
+    QThread m_thread;
+    Worker *m_worker = nullptr;
+    bool m_running = false;
+    /// OpenGL fallback surface for a device made on the worker thread: it must come from the GUI thread.
+    QOffscreenSurface *m_fallbackSurface = nullptr;
+};
+
+} // namespace Hitscope
+
+Q_DECLARE_METATYPE(Hitscope::HitRow)
+Q_DECLARE_METATYPE(Hitscope::EngineChoice)
