@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QElapsedTimer>
+#include <QMap>
+#include <QVector>
+#include <QWidget>
+
+#include "scan/batchtelemetry.h"
+
+class QCPAbstractItem;
+class QCPAxisRect;
+class QCPGraph;
+class QCustomPlot;
+class QMouseEvent;
+class QTimer;
+
+namespace Hitscope {
+
+/**
+ * Live per-batch charts, one point per batch, stacked on a shared batch axis: occupancy, bytes moved (up and
+ * down), hit density, throughput, GPU and wall time. Scrolls over the last window of batches, marks the batches
+ * where launch parameters changed, and shows a batch's numbers as a tooltip. Bursts of batches are coalesced into
+ * one queued replot, at most about 30 per second.
+ */
+class BatchCharts : public QWidget
+{
+    Q_OBJECT
+public:
+    enum Metric { Occupancy, BytesUp, BytesDown, HitDensity, Throughput, GpuTime, WallTime, NUM_METRICS };
+
+    explicit BatchCharts(QWidget *parent = nullptr);
+
+    /// Batches plotted since the last clear() (the plot itself keeps only the scrolling window).
+    int pointCount() const { return m_points; }
+    int markerCount() const { return m_markerCount; }
+    QCPGraph *graph(Metric metric) const { return m_graphs[metric]; }
+    QCustomPlot *plot() const { return m_plot; }
+    /// The batches still in the window, by index.
+    const QMap<int, BatchTelemetry> &history() const { return m_history; }
+
+public Q_SLOTS:
+    void addBatch(const Hitscope::BatchTelemetry &telemetry);
+    void clear();
+
+protected:
+    void changeEvent(QEvent *event) override;
+
+private:
+    struct Marker
+    {
+        double key;
+        QVector<QCPAbstractItem *> items;
+    };
+
+    QCPAxisRect *addPanel(const QString &title);
+    QCPGraph *addGraph(QCPAxisRect *rect, const QString &name, const QColor &color);
+    void addMarker(double key);
+    void scheduleReplot();
+    void replotNow();
+    void updateRanges();
+    void applyPalette();
+    void onMouseMove(QMouseEvent *event);
+
+    QCustomPlot *m_plot = nullptr;
+    QVector<QCPAxisRect *> m_rects;
+    QCPGraph *m_graphs[NUM_METRICS] = {};
+    QMap<int, BatchTelemetry> m_history;
+    QVector<Marker> m_markers;
+    QTimer *m_replotTimer = nullptr;
+    QElapsedTimer m_sinceReplot;
+    double m_lastKey = -1;
+    int m_points = 0;
+    int m_markerCount = 0;
+};
+
+} // namespace Hitscope

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+class QTimer;
+
+namespace Hitscope {
+
+class HitsTableModel;
+
+/// The hits table: HitsTableModel behind a sort/filter proxy; the filter (text, or a regex) applies 300 ms after
+/// the last keystroke, over every column, case-insensitively.
+class HitsView : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit HitsView(HitsTableModel *model, QWidget *parent = nullptr);
+
+    QSortFilterProxyModel *proxy() const { return m_proxy; }
+    QTableView *table() const { return m_table; }
+    void setFilter(const QString &text, bool regex);
+
+Q_SIGNALS:
+    void filterApplied();
+
+private:
+    void applyFilter();
+    void updateCount();
+
+    HitsTableModel *m_model = nullptr;
+    QSortFilterProxyModel *m_proxy = nullptr;
+    QTableView *m_table = nullptr;
+    QLineEdit *m_filter = nullptr;
+    QCheckBox *m_regex = nullptr;
+    QLabel *m_count = nullptr;
+    QTimer *m_debounce = nullptr;
+};
+
+} // namespace Hitscope

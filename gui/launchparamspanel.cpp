@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "launchparamspanel.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QRegularExpression>
+#include <QSpinBox>
+
+namespace Hitscope {
+
+namespace {
+
+// A size in KiB shown as "64 MiB" or "256 KiB"; typing "1m", "512k" or "4096" works.
+class SizeSpinBox : public QSpinBox
+{
+public:
+    using QSpinBox::QSpinBox;
+
+protected:
+    QString textFromValue(int kib) const override
+    {
+        if (kib >= 1024 && kib % 1024 == 0)
+            return QStringLiteral("%1 MiB").arg(kib / 1024);
+        return QStringLiteral("%1 KiB").arg(kib);
+    }
+    int valueFromText(const QString &text) const override
+    {
+        const QRegularExpressionMatch m = pattern().match(text.trimmed());
+        if (!m.hasMatch())
+            return value();
+        const int n = m.captured(1).toInt();
+        const QString unit = m.captured(2).toLower();
+        if (unit.startsWith(QLatin1Char('g')))
+            return n * 1024 * 1024;
+        if (unit.startsWith(QLatin1Char('m')))
+            return n * 1024;
+        return n;
+    }
+    QValidator::State validate(QString &text, int &) const override
+    {
+        return pattern().match(text.trimmed()).hasMatch() ? QValidator::Acceptable : QValidator::Intermediate;
+    }
+
+private:
+    static const QRegularExpression &pattern()
+    {
+        static const QRegularExpression re(QStringLiteral("^(\\d+)\\s*([kKmMgG]?(?:i?[bB])?)$"));
+        return re;
+    }
+};
+
+} // namespace
+
+LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
+    : QWidget(parent)
+{
+    m_engine = new QComboBox(this);
+    m_engine->setObjectName(QStringLiteral("engineCombo"));
+    m_engine->addItem(tr("Auto (GPU, else CPU)"), QVariant::fromValue(EngineChoice::Auto));
+    m_engine->addItem(tr("GPU"), QVariant::fromValue(EngineChoice::Gpu));
+    m_engine->addItem(tr("CPU"), QVariant::fromValue(EngineChoice::Cpu));
+    m_engine->setToolTip(tr("Auto uses a hardware GPU that offers compute, else the CPU engine (with a notice)."));
+
+    m_backend = new QComboBox(this);
+    m_backend->setObjectName(QStringLiteral("backendCombo"));
+    m_backend->addItem(tr("Auto (Vulkan, then OpenGL)"));
+    m_backend->addItem(QStringLiteral("Vulkan"));
+    m_backend->addItem(QStringLiteral("OpenGL"));
+    // ScanJob::start() takes no backend yet: the job tries Vulkan, then OpenGL. Shown so the user sees it.
+    m_backend->setEnabled(false);
+    m_backend->setToolTip(tr("The scan tries Vulkan, then OpenGL. Choosing one is not supported yet."));
+
+    m_active = new QLabel(this);
+    m_active->setObjectName(QStringLiteral("activeEngine"));
+    m_active->setForegroundRole(QPalette::PlaceholderText);
+    m_active->setWordWrap(true);
+    m_active->setText(tr("Not running"));
+
+    m_workgroupSize = new QComboBox(this);
+    for (int wg : {32, 64, 128, 256, 512})
+        m_workgroupSize->addItem(QString::number(wg), wg);
+    m_workgroupSize->setToolTip(tr("GPU invocations per workgroup"));
+
+    m_workerGroups = new QSpinBox(this);
+    m_workerGroups->setRange(0, 1 << 20);
+    m_workerGroups->setSpecialValueText(tr("Automatic"));
+    m_workerGroups->setToolTip(tr("GPU persistent workgroups; automatic: from the device and the queue"));
+
+    m_threads = new QSpinBox(this);
+    m_threads->setRange(0, 1024);
+    m_threads->setSpecialValueText(tr("One per core"));
+    m_threads->setToolTip(tr("CPU engine worker threads"));
+
+    m_batchKiB = new SizeSpinBox(this);
+    m_batchKiB->setObjectName(QStringLiteral("batchSize"));
+    m_batchKiB->setRange(16, 4 * 1024 * 1024);
+    m_batchKiB->setSingleStep(1024);
+    m_batchKiB->setToolTip(tr("Haystack bytes per batch: one chart point per batch"));
+
+    m_segmentKiB = new SizeSpinBox(this);
+    m_segmentKiB->setRange(1, 64 * 1024);
+    m_segmentKiB->setSingleStep(4);
+    m_segmentKiB->setToolTip(tr("Bytes a work item owns for bounded patterns (CLI default: 256 KiB on the CPU, "
+                                "4 KiB on a GPU)"));
+
+    m_hitCapacity = new QSpinBox(this);
+    m_hitCapacity->setRange(0, 1 << 30);
+    m_hitCapacity->setSingleStep(1024);
+    m_hitCapacity->setSpecialValueText(tr("Automatic"));
+    m_hitCapacity->setToolTip(tr("GPU hit ring entries; a full ring re-runs the batch"));
+
+    auto *form = new QFormLayout(this);
+    form->setContentsMargins(0, 0, 0, 0);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->addRow(tr("Engine:"), m_engine);
+    form->addRow(tr("Backend:"), m_backend);
+    form->addRow(QString(), m_active);
+    form->addRow(tr("Workgroup size:"), m_workgroupSize);
+    form->addRow(tr("Worker groups:"), m_workerGroups);
+    form->addRow(tr("CPU threads:"), m_threads);
+    form->addRow(tr("Batch size:"), m_batchKiB);
+    form->addRow(tr("Segment size:"), m_segmentKiB);
+    form->addRow(tr("Hit capacity:"), m_hitCapacity);
+
+    setParams(LaunchParams());
+
+    connect(m_workgroupSize, &QComboBox::currentIndexChanged, this, &LaunchParamsPanel::emitChanged);
+    for (QSpinBox *box : {m_workerGroups, m_threads, m_batchKiB, m_segmentKiB, m_hitCapacity})
+        connect(box, &QSpinBox::valueChanged, this, &LaunchParamsPanel::emitChanged);
+}
+
+LaunchParams LaunchParamsPanel::params() const
+{
+    LaunchParams p;
+    p.workgroupSize = m_workgroupSize->currentData().toInt();
+    p.workerGroups = m_workerGroups->value();
+    p.threads = m_threads->value();
+    p.batchBytes = int64_t(m_batchKiB->value()) << 10;
+    p.segmentBytes = int64_t(m_segmentKiB->value()) << 10;
+    p.hitCapacity = m_hitCapacity->value();
+    return p;
+}
+
+void LaunchParamsPanel::setParams(const LaunchParams &p)
+{
+    m_updating = true;
+    const int wg = m_workgroupSize->findData(p.workgroupSize);
+    m_workgroupSize->setCurrentIndex(wg >= 0 ? wg : 1);
+    m_workerGroups->setValue(p.workerGroups);
+    m_threads->setValue(p.threads);
+    m_batchKiB->setValue(int(std::clamp<int64_t>(p.batchBytes >> 10, 16, 4 * 1024 * 1024)));
+    m_segmentKiB->setValue(int(std::clamp<int64_t>(p.segmentBytes >> 10, 1, 64 * 1024)));
+    m_hitCapacity->setValue(int(std::clamp<int64_t>(p.hitCapacity, 0, 1 << 30)));
+    m_updating = false;
+    emitChanged();
+}
+
+EngineChoice LaunchParamsPanel::engine() const
+{
+    return m_engine->currentData().value<EngineChoice>();
+}
+
+void LaunchParamsPanel::setEngine(EngineChoice engine)
+{
+    m_engine->setCurrentIndex(m_engine->findData(QVariant::fromValue(engine)));
+}
+
+void LaunchParamsPanel::setScanRunning(bool running)
+{
+    m_engine->setEnabled(!running);
+    if (!running)
+        m_active->setText(tr("Not running"));
+}
+
+void LaunchParamsPanel::setActiveEngine(const QString &description)
+{
+    m_active->setText(description);
+}
+
+void LaunchParamsPanel::emitChanged()
+{
+    if (!m_updating)
+        Q_EMIT paramsChanged(params());
+}
+
+} // namespace Hitscope

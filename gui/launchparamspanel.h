@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+
+#include "scan/launchparams.h"
+#include "scan/scanjob.h"
+
+class QComboBox;
+class QLabel;
+class QSpinBox;
+
+namespace Hitscope {
+
+/// Engine and launch parameters. Every edit emits paramsChanged(); while a scan runs the window forwards it to
+/// ScanJob::setParams(), so it applies from the next batch. Engine and backend are fixed for a running scan.
+class LaunchParamsPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit LaunchParamsPanel(QWidget *parent = nullptr);
+
+    LaunchParams params() const;
+    void setParams(const LaunchParams &params);
+    EngineChoice engine() const;
+    void setEngine(EngineChoice engine);
+    /// Locks what a running scan cannot change.
+    void setScanRunning(bool running);
+    /// What the running scan actually uses ("CPU, 2 threads", "Vulkan on …"), shown under the combos.
+    void setActiveEngine(const QString &description);
+
+Q_SIGNALS:
+    void paramsChanged(const Hitscope::LaunchParams &params);
+
+private:
+    void emitChanged();
+
+    QComboBox *m_engine = nullptr;
+    QComboBox *m_backend = nullptr;
+    QLabel *m_active = nullptr;
+    QComboBox *m_workgroupSize = nullptr;
+    QSpinBox *m_workerGroups = nullptr;
+    QSpinBox *m_threads = nullptr;
+    QSpinBox *m_batchKiB = nullptr;
+    QSpinBox *m_segmentKiB = nullptr;
+    QSpinBox *m_hitCapacity = nullptr;
+    bool m_updating = false;
+};
+
+} // namespace Hitscope

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "mainwindow.h"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QGroupBox>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "batchcharts.h"
+#include "dropzone.h"
+#include "formatting.h"
+#include "hitsview.h"
+#include "launchparamspanel.h"
+#include "problemspanel.h"
+#include "report/hitstablemodel.h"
+#include "rulesetpanel.h"
+#include "scan/scanjob.h"
+
+namespace Hitscope {
+
+namespace {
+
+// Bump when the layout changes so an old saved state is not applied to new widgets.
+constexpr int kMainWindowVersion = 1;
+
+// Why a path cannot be scanned or loaded, for people; empty when it can.
+QString checkReadable(const QString &path, bool mustBeFile)
+{
+    const QFileInfo info(path);
+    if (!info.exists())
+        return MainWindow::tr("%1 does not exist").arg(QDir::toNativeSeparators(path));
+    if (mustBeFile && info.isDir())
+        return MainWindow::tr("%1 is a folder, not a file").arg(QDir::toNativeSeparators(path));
+    if (!info.isReadable() || (info.isDir() && !info.isExecutable()))
+        return MainWindow::tr("%1 is not readable").arg(QDir::toNativeSeparators(path));
+    return {};
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent)
+{
+    qRegisterMetaType<Hitscope::LaunchParams>();
+    qRegisterMetaType<Hitscope::BatchTelemetry>();
+    qRegisterMetaType<Hitscope::HitRow>();
+    qRegisterMetaType<QVector<Hitscope::HitRow>>();
+    qRegisterMetaType<Hitscope::EngineChoice>();
+
+    setWindowTitle(tr("Hitscope"));
+    m_job = new ScanJob(this);
+    m_model = new HitsTableModel(this);
+    setupActions();
+    setupLayout();
+    connectJob();
+    setRunning(false);
+    restoreSettings();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::setupActions()
+{
+    auto *toolbar = addToolBar(tr("Scan"));
+    toolbar->setObjectName(QStringLiteral("scanToolbar"));
+    toolbar->setMovable(false);
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+
+    auto *addFolder = toolbar->addAction(style()->standardIcon(QStyle::SP_DirOpenIcon), tr("Add folder…"));
+    auto *addFiles = toolbar->addAction(style()->standardIcon(QStyle::SP_FileIcon), tr("Add files…"));
+    auto *addRules = toolbar->addAction(style()->standardIcon(QStyle::SP_FileDialogContentsView), tr("Add rules…"));
+    toolbar->addSeparator();
+    m_scanAction = toolbar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Scan"));
+    m_scanAction->setShortcut(Qt::CTRL | Qt::Key_Return);
+    m_scanAction->setToolTip(tr("Scan the targets with the enabled rule sets (Ctrl+Enter)"));
+    m_cancelAction = toolbar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Cancel"));
+    m_cancelAction->setShortcut(Qt::Key_Escape);
+    m_cancelAction->setToolTip(tr("Stop the scan after the current batch (Esc)"));
+
+    // Created in setupLayout(); connect through lambdas so the order does not matter.
+    connect(addFolder, &QAction::triggered, this, [this] { m_dropZone->onAddFolder(); });
+    connect(addFiles, &QAction::triggered, this, [this] { m_dropZone->onAddFiles(); });
+    connect(addRules, &QAction::triggered, this, [this] { m_rules->onAddRules(); });
+    connect(m_scanAction, &QAction::triggered, this, &MainWindow::onScan);
+    connect(m_cancelAction, &QAction::triggered, this, &MainWindow::onCancel);
+}
+
+void MainWindow::setupLayout()
+{
+    m_dropZone = new DropZone(this);
+    m_rules = new RuleSetPanel(this);
+    m_params = new LaunchParamsPanel(this);
+    m_charts = new BatchCharts(this);
+    m_hitsView = new HitsView(m_model, this);
+    m_problems = new ProblemsPanel(this);
+
+    auto group = [this](const QString &title, QWidget *content) {
+        auto *box = new QGroupBox(title, this);
+        auto *l = new QVBoxLayout(box);
+        l->setContentsMargins(8, 8, 8, 8);
+        l->addWidget(content);
+        return box;
+    };
+    auto *left = new QWidget(this);
+    auto *leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    leftLayout->addWidget(group(tr("Scan targets"), m_dropZone), 3);
+    leftLayout->addWidget(group(tr("Rule sets"), m_rules), 2);
+    leftLayout->addWidget(group(tr("Launch parameters"), m_params), 0);
+
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+    m_tabs->addTab(m_hitsView, {});
+    m_tabs->addTab(m_problems, {});
+
+    auto *chartsBox = group(tr("Per-batch telemetry"), m_charts);
+    m_rightSplitter = new QSplitter(Qt::Vertical, this);
+    m_rightSplitter->setObjectName(QStringLiteral("rightSplitter"));
+    m_rightSplitter->addWidget(chartsBox);
+    m_rightSplitter->addWidget(m_tabs);
+    m_rightSplitter->setStretchFactor(0, 3);
+    m_rightSplitter->setStretchFactor(1, 2);
+    m_rightSplitter->setChildrenCollapsible(false);
+
+    m_mainSplitter = new QSplitter(Qt::Horizontal, this);
+    m_mainSplitter->setObjectName(QStringLiteral("mainSplitter"));
+    m_mainSplitter->addWidget(left);
+    m_mainSplitter->addWidget(m_rightSplitter);
+    m_mainSplitter->setStretchFactor(0, 0);
+    m_mainSplitter->setStretchFactor(1, 1);
+    m_mainSplitter->setSizes({360, 1040});
+    m_mainSplitter->setChildrenCollapsible(false);
+
+    m_banner = new QLabel(this);
+    m_banner->setObjectName(QStringLiteral("banner"));
+    m_banner->setWordWrap(true);
+    m_banner->setStyleSheet(QStringLiteral("#banner { background: #fdf3d8; color: #5c4400; border: 1px solid #e8c66a;"
+                                           " border-radius: 4px; padding: 6px 10px; }"));
+    m_banner->hide();
+    m_bannerTimer = new QTimer(this);
+    m_bannerTimer->setSingleShot(true);
+    m_bannerTimer->setInterval(5000);
+    connect(m_bannerTimer, &QTimer::timeout, m_banner, &QWidget::hide);
+
+    auto *central = new QWidget(this);
+    auto *layout = new QVBoxLayout(central);
+    layout->setContentsMargins(6, 6, 6, 0);
+    layout->addWidget(m_banner);
+    layout->addWidget(m_mainSplitter, 1);
+    setCentralWidget(central);
+
+    m_progressBar = new QProgressBar(this);
+    m_progressBar->setRange(0, 1000);
+    m_progressBar->setTextVisible(false);
+    m_progressBar->setFixedWidth(260);
+    m_progressBar->setMaximumHeight(16);
+    m_progressLabel = new QLabel(this);
+    m_progressLabel->setObjectName(QStringLiteral("progressLabel"));
+    statusBar()->addPermanentWidget(m_progressLabel);
+    statusBar()->addPermanentWidget(m_progressBar);
+    statusBar()->showMessage(tr("Drop folders or files, pick rule sets, then Scan."));
+
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateTabTitles);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);
+    connect(m_problems, &ProblemsPanel::countChanged, this, &MainWindow::updateTabTitles);
+    connect(m_dropZone, &DropZone::pathsChanged, this, [this] { setRunning(m_running); });
+    connect(m_rules, &RuleSetPanel::ruleFilesChanged, this, [this] { setRunning(m_running); });
+    updateTabTitles();
+}
+
+void MainWindow::connectJob()
+{
+    connect(m_job, &ScanJob::scanStarted, this, [this](const QString &engine, qint64 totalBytes, int totalFiles) {
+        m_totalBytes = totalBytes;
+        m_totalFiles = totalFiles;
+        m_params->setActiveEngine(engine);
+        statusBar()->showMessage(tr("Scanning with %1…").arg(engine));
+    });
+    connect(m_job, &ScanJob::ruleRejected, this,
+            [this](const QString &file, int line, const QString &rule, const QString &reason) {
+                const QString where = line > 0 ? QStringLiteral("%1:%2").arg(file).arg(line) : file;
+                m_problems->addProblem(ProblemsPanel::Kind::Rule, where,
+                                       rule.isEmpty() ? reason : tr("%1: %2").arg(rule, reason));
+            });
+    connect(m_job, &ScanJob::hitsAvailable, m_model, &HitsTableModel::appendHits);
+    connect(m_job, &ScanJob::problemFound, this, [this](const QByteArray &path, const QString &reason) {
+        m_problems->addProblem(ProblemsPanel::Kind::File, QFile::decodeName(path), reason);
+    });
+    connect(m_job, &ScanJob::notice, this, [this](const QString &message) {
+        m_problems->addProblem(ProblemsPanel::Kind::Engine, {}, message);
+        showBanner(message);
+    });
+    connect(m_job, &ScanJob::batchFinished, m_charts, &BatchCharts::addBatch);
+    connect(m_job, &ScanJob::progress, this, &MainWindow::onProgress);
+    connect(m_job, &ScanJob::finished, this, &MainWindow::onFinished);
+    connect(m_job, &ScanJob::failed, this, &MainWindow::onFailed);
+    // A change applies from the running scan's next batch; the charts mark that batch.
+    connect(m_params, &LaunchParamsPanel::paramsChanged, this, [this](const LaunchParams &params) {
+        if (m_running)
+            m_job->setParams(params);
+    });
+}
+
+bool MainWindow::onScan()
+{
+    if (m_running)
+        return false;
+    m_problems->clear();
+
+    const QStringList ruleFiles = m_rules->enabledRuleFiles();
+    QStringList usableRules;
+    for (const QString &file : ruleFiles) {
+        const QString why = checkReadable(file, true);
+        if (why.isEmpty())
+            usableRules.push_back(file);
+        else
+            m_problems->addProblem(ProblemsPanel::Kind::Rule, file, why);
+    }
+    QByteArrayList targets;
+    const QStringList paths = m_dropZone->paths();
+    for (const QString &path : paths) {
+        const QString why = checkReadable(path, false);
+        if (why.isEmpty())
+            targets.push_back(QFile::encodeName(path));
+        else
+            m_problems->addProblem(ProblemsPanel::Kind::File, path, why);
+    }
+    if (usableRules.isEmpty()) {
+        warn(tr("Cannot scan"), ruleFiles.isEmpty() ? tr("No rule set is enabled: add a rule file and tick it.")
+                                                    : tr("None of the enabled rule files can be read (see Problems)."));
+        return false;
+    }
+    if (targets.isEmpty()) {
+        warn(tr("Cannot scan"), paths.isEmpty() ? tr("Nothing to scan: drop a folder or files first.")
+                                                : tr("None of the targets can be read (see Problems)."));
+        return false;
+    }
+    if (m_problems->count())
+        showBanner(tr("%n input(s) skipped: see Problems.", nullptr, m_problems->count()));
+
+    m_model->clear();
+    m_charts->clear();
+    m_totalBytes = 0;
+    m_totalFiles = 0;
+    m_cancelRequested = false;
+    m_progressBar->setRange(0, 0); // busy until the first progress report
+    m_progressLabel->setText(tr("Preparing…"));
+    m_elapsed.start();
+    setRunning(true);
+    m_job->start(usableRules, targets, WalkOptions(), m_params->params(), m_params->engine());
+    return true;
+}
+
+void MainWindow::onCancel()
+{
+    if (!m_running)
+        return;
+    m_cancelRequested = true;
+    m_cancelAction->setEnabled(false);
+    statusBar()->showMessage(tr("Stopping after the current batch…"));
+    m_job->cancel();
+}
+
+void MainWindow::onProgress(float fraction, qint64 bytesDone, int filesDone)
+{
+    m_progressBar->setRange(0, 1000);
+    m_progressBar->setValue(qBound(0, int(fraction * 1000), 1000));
+    const double seconds = m_elapsed.elapsed() / 1000.0;
+    const double rate = seconds > 0.05 ? bytesDone / seconds : 0;
+    QString text = tr("%1 / %2 files · %3 / %4")
+                       .arg(filesDone)
+                       .arg(m_totalFiles)
+                       .arg(Format::bytes(bytesDone), Format::bytes(m_totalBytes));
+    if (rate > 0) {
+        text += tr(" · %1/s").arg(Format::bytes(int64_t(rate)));
+        if (m_totalBytes > bytesDone)
+            text += tr(" · %1 left").arg(Format::duration((m_totalBytes - bytesDone) / rate * 1000));
+    }
+    m_progressLabel->setText(text);
+}
+
+void MainWindow::onFinished(qint64 files, qint64 bytes, qint64 hits, double wallMs)
+{
+    setRunning(false);
+    m_progressBar->setRange(0, 1000);
+    m_progressBar->setValue(1000);
+    m_progressLabel->setText(tr("%1 files · %2 · %3").arg(files).arg(Format::bytes(bytes), Format::duration(wallMs)));
+    statusBar()->showMessage(tr("Scan finished: %n hit(s)", nullptr, int(hits))
+                             + (m_problems->count() ? tr(", %n problem(s)", nullptr, m_problems->count()) : QString()));
+}
+
+void MainWindow::onFailed(const QString &message)
+{
+    setRunning(false);
+    m_progressBar->setRange(0, 1000);
+    m_progressBar->setValue(0);
+    if (m_cancelRequested) {
+        statusBar()->showMessage(message);
+        m_progressLabel->setText(tr("Stopped"));
+        return;
+    }
+    m_progressLabel->clear();
+    statusBar()->showMessage(tr("Scan failed"));
+    warn(tr("Scan failed"), message);
+}
+
+void MainWindow::setRunning(bool running)
+{
+    m_running = running;
+    m_scanAction->setEnabled(!running && !m_dropZone->paths().isEmpty() && !m_rules->enabledRuleFiles().isEmpty());
+    m_cancelAction->setEnabled(running);
+    m_dropZone->setEnabled(!running);
+    m_rules->setEnabled(!running);
+    m_params->setScanRunning(running);
+}
+
+void MainWindow::showBanner(const QString &text)
+{
+    qWarning().noquote() << text;
+    m_banner->setText(text);
+    m_banner->show();
+    m_bannerTimer->start();
+}
+
+void MainWindow::warn(const QString &title, const QString &text)
+{
+    qWarning().noquote() << title << ":" << text;
+    // Window-modal and opened, not exec()'d: the event loop (and a running scan's signals) keeps going.
+    auto *box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::updateTabTitles()
+{
+    m_tabs->setTabText(0, tr("Hits (%1)").arg(m_model->totalHits()));
+    const int problems = m_problems->count();
+    m_tabs->setTabText(1, tr("Problems (%1)").arg(problems));
+    m_tabs->setTabIcon(1, problems ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (m_running) {
+        m_cancelRequested = true;
+        m_job->cancel();
+    }
+    saveSettings();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("MainWindow"));
+    if (settings.value(QStringLiteral("version")).toInt() == kMainWindowVersion) {
+        restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+        restoreState(settings.value(QStringLiteral("state")).toByteArray(), kMainWindowVersion);
+        m_mainSplitter->restoreState(settings.value(QStringLiteral("mainSplitter")).toByteArray());
+        m_rightSplitter->restoreState(settings.value(QStringLiteral("rightSplitter")).toByteArray());
+    } else {
+        resize(1400, 880);
+    }
+}
+
+void MainWindow::saveSettings()
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("MainWindow"));
+    settings.setValue(QStringLiteral("version"), kMainWindowVersion);
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("state"), saveState(kMainWindowVersion));
+    settings.setValue(QStringLiteral("mainSplitter"), m_mainSplitter->saveState());
+    settings.setValue(QStringLiteral("rightSplitter"), m_rightSplitter->saveState());
+    settings.endGroup();
+    settings.sync();
+    if (settings.status() != QSettings::NoError)
+        qWarning() << "could not save the window layout to" << settings.fileName() << settings.status();
+}
+
+} // namespace Hitscope

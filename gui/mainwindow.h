@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QElapsedTimer>
+#include <QMainWindow>
+
+class QAction;
+class QLabel;
+class QProgressBar;
+class QSplitter;
+class QTabWidget;
+class QTimer;
+
+namespace Hitscope {
+
+class BatchCharts;
+class DropZone;
+class HitsTableModel;
+class HitsView;
+class LaunchParamsPanel;
+class ProblemsPanel;
+class RuleSetPanel;
+class ScanJob;
+
+/// The desktop application's window: targets and rule sets on the left, live charts and the hits table on the
+/// right, progress in the status bar. The scan runs in ScanJob's own thread; this window only reacts to signals.
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    DropZone *dropZone() const { return m_dropZone; }
+    RuleSetPanel *ruleSetPanel() const { return m_rules; }
+    LaunchParamsPanel *launchParamsPanel() const { return m_params; }
+    BatchCharts *charts() const { return m_charts; }
+    HitsView *hitsView() const { return m_hitsView; }
+    HitsTableModel *hitsModel() const { return m_model; }
+    ProblemsPanel *problemsPanel() const { return m_problems; }
+    ScanJob *scanJob() const { return m_job; }
+    QAction *scanAction() const { return m_scanAction; }
+    QAction *cancelAction() const { return m_cancelAction; }
+    bool isScanning() const { return m_running; }
+
+public Q_SLOTS:
+    /// Validates the inputs, then starts a scan of the listed targets with the enabled rule files.
+    /// Returns false (having told the user why) when nothing could start.
+    bool onScan();
+    void onCancel();
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void setupActions();
+    void setupLayout();
+    void connectJob();
+    void setRunning(bool running);
+    void showBanner(const QString &text);
+    void warn(const QString &title, const QString &text);
+    void onProgress(float fraction, qint64 bytesDone, int filesDone);
+    void onFinished(qint64 files, qint64 bytes, qint64 hits, double wallMs);
+    void onFailed(const QString &message);
+    void updateTabTitles();
+    void restoreSettings();
+    void saveSettings();
+
+    ScanJob *m_job = nullptr;
+    HitsTableModel *m_model = nullptr;
+    DropZone *m_dropZone = nullptr;
+    RuleSetPanel *m_rules = nullptr;
+    LaunchParamsPanel *m_params = nullptr;
+    BatchCharts *m_charts = nullptr;
+    HitsView *m_hitsView = nullptr;
+    ProblemsPanel *m_problems = nullptr;
+    QTabWidget *m_tabs = nullptr;
+    QSplitter *m_mainSplitter = nullptr;
+    QSplitter *m_rightSplitter = nullptr;
+    QLabel *m_banner = nullptr;
+    QTimer *m_bannerTimer = nullptr;
+    QProgressBar *m_progressBar = nullptr;
+    QLabel *m_progressLabel = nullptr;
+    QAction *m_scanAction = nullptr;
+    QAction *m_cancelAction = nullptr;
+    QElapsedTimer m_elapsed;
+    qint64 m_totalBytes = 0;
+    int m_totalFiles = 0;
+    bool m_running = false;
+    bool m_cancelRequested = false;
+};
+
+} // namespace Hitscope

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <set>
+#include <tuple>
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMimeData>
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "batchcharts.h"
+#include "dropzone.h"
+#include "hitsview.h"
+#include "launchparamspanel.h"
+#include "mainwindow.h"
+#include "problemspanel.h"
+#include "qcustomplotinclude.h"
+#include "report/hitstablemodel.h"
+#include "rulesetpanel.h"
+#include "scan/scanjob.h"
+#include "testutil.h"
+
+using namespace Hitscope;
+
+namespace {
+
+using HitKey = std::tuple<QString, QString, QString, qint64, qint64>; // file, rule, string, offset, length
+
+// What a file manager does: a drag carrying text/uri-list enters the zone, then drops.
+bool dropUrls(QWidget *target, const QList<QUrl> &urls)
+{
+    QMimeData mime;
+    mime.setUrls(urls);
+    const QPoint pos = target->rect().center();
+    QDragEnterEvent enter(pos, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(target, &enter);
+    if (!enter.isAccepted())
+        return false;
+    QDropEvent drop(QPointF(pos), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(target, &drop);
+    return drop.isAccepted();
+}
+
+std::set<HitKey> cliHits(const QStringList &rules, const QString &path, qint64 batchBytes)
+{
+    QStringList args{QStringLiteral("scan"), QStringLiteral("--json"), QStringLiteral("--engine"), QStringLiteral("cpu"),
+                     QStringLiteral("--batch-bytes"), QString::number(batchBytes)};
+    for (const QString &r : rules)
+        args << QStringLiteral("--rules") << r;
+    args << path;
+    QByteArray out, err;
+    const int rc = TestUtil::runCli(args, &out, &err);
+    if (rc != 0 && rc != 2)
+        qWarning() << "hitscope-cli failed" << rc << err;
+    std::set<HitKey> hits;
+    const QList<QByteArray> lines = out.split('\n');
+    for (const QByteArray &line : lines) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (o.value(QLatin1String("type")).toString() != QLatin1String("hit"))
+            continue;
+        hits.insert({o.value(QLatin1String("file")).toString(), o.value(QLatin1String("rule")).toString(),
+                     o.value(QLatin1String("string")).toString(),
+                     qint64(o.value(QLatin1String("offset")).toDouble()),
+                     qint64(o.value(QLatin1String("length")).toDouble())});
+    }
+    return hits;
+}
+
+std::set<HitKey> tableHits(const HitsTableModel *model)
+{
+    std::set<HitKey> hits;
+    for (int i = 0; i < model->totalHits(); ++i) {
+        const HitRow &h = model->hit(i);
+        hits.insert({QString::fromUtf8(h.path), h.rule, h.string, h.offset, h.length});
+    }
+    return hits;
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+public:
+    // Forced platform and dpi: GUI tests must not depend on the desktop they run on.
+    static void initMain()
+    {
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        qputenv("QT_FONT_DPI", "96");
+    }
+
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void testTitleAndIdleState();
+    void testDropAcceptsLocalUrlsOnly();
+    void testDropScanMatchesCli();
+    void testParamsChangeIsMarked();
+    void testCancelStops();
+    void testMissingTargetIsReported();
+    void testFilterDebounced();
+
+private:
+    void prepareScan(const QString &folder, qint64 batchBytes);
+
+    QTemporaryDir m_tmp;
+    TestUtil::GeneratedCase m_case;
+    QString m_bigDir;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestMainWindow::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QVERIFY(m_tmp.isValid());
+    m_case = TestUtil::generateCase(m_tmp.filePath(QStringLiteral("case")), 7, 4096);
+    QVERIFY(!m_case.files.isEmpty());
+
+    // Enough bytes that a scan with small batches is still running when Cancel arrives.
+    m_bigDir = m_tmp.filePath(QStringLiteral("big"));
+    QRandomGenerator rng(42);
+    for (int i = 0; i < 32; ++i) {
+        QByteArray data(3 << 19, Qt::Uninitialized);
+        for (char &c : data)
+            c = char('a' + rng.bounded(26));
+        QVERIFY(TestUtil::writeFile(m_bigDir + QStringLiteral("/f%1.txt").arg(i), data));
+    }
+}
+
+void TestMainWindow::init()
+{
+    m_window = std::make_unique<MainWindow>();
+    // Qt 6.4's offscreen platform cannot create Vulkan instances: use the CPU engine.
+    m_window->launchParamsPanel()->setEngine(EngineChoice::Cpu);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+}
+
+void TestMainWindow::cleanup()
+{
+    if (m_window && m_window->isScanning()) {
+        QSignalSpy failed(m_window->scanJob(), &ScanJob::failed);
+        m_window->onCancel();
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 60000);
+    }
+    m_window.reset();
+}
+
+void TestMainWindow::prepareScan(const QString &folder, qint64 batchBytes)
+{
+    m_window->ruleSetPanel()->addRuleFiles({m_case.literalsFile, m_case.regexesFile});
+    LaunchParams params = m_window->launchParamsPanel()->params();
+    params.batchBytes = batchBytes;
+    m_window->launchParamsPanel()->setParams(params);
+    QVERIFY(dropUrls(m_window->dropZone(), {QUrl::fromLocalFile(folder)}));
+    QCOMPARE(m_window->dropZone()->paths(), QStringList{QDir::cleanPath(folder)});
+    QVERIFY(m_window->scanAction()->isEnabled());
+}
+
+void TestMainWindow::testTitleAndIdleState()
+{
+    QVERIFY(m_window->windowTitle().contains(QLatin1String("Hitscope")));
+    QVERIFY(!m_window->scanAction()->isEnabled()); // nothing to scan yet
+    QVERIFY(!m_window->cancelAction()->isEnabled());
+}
+
+void TestMainWindow::testDropAcceptsLocalUrlsOnly()
+{
+    QVERIFY(!dropUrls(m_window->dropZone(), {QUrl(QStringLiteral("https://example.com/x"))}));
+    QVERIFY(m_window->dropZone()->paths().isEmpty());
+    // Two drops of the same folder list it once.
+    QVERIFY(dropUrls(m_window->dropZone(), {QUrl::fromLocalFile(m_case.dir), QUrl::fromLocalFile(m_case.dir)}));
+    QCOMPARE(m_window->dropZone()->paths().size(), 1);
+}
+
+void TestMainWindow::testDropScanMatchesCli()
+{
+    const qint64 batchBytes = 64 << 10;
+    prepareScan(m_case.dir, batchBytes);
+    QAbstractItemModelTester modelTester(m_window->hitsModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxyTester(m_window->hitsView()->proxy(),
+                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
+
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    QSignalSpy failed(m_window->scanJob(), &ScanJob::failed);
+    QSignalSpy batches(m_window->scanJob(), &ScanJob::batchFinished);
+    m_window->scanAction()->trigger();
+    QVERIFY(m_window->isScanning());
+    QVERIFY(m_window->cancelAction()->isEnabled());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);
+    QCOMPARE(failed.count(), 0);
+    QVERIFY(!m_window->isScanning());
+
+    const std::set<HitKey> expected = cliHits({m_case.literalsFile, m_case.regexesFile}, m_case.dir, batchBytes);
+    QVERIFY(!expected.empty());
+    const std::set<HitKey> got = tableHits(m_window->hitsModel());
+    QCOMPARE(m_window->hitsModel()->totalHits(), int(got.size())); // no duplicates
+    QCOMPARE(got.size(), expected.size());
+    QVERIFY(got == expected);
+    QCOMPARE(finished.first().at(2).toLongLong(), qint64(expected.size()));
+
+    // One chart point per batch.
+    QVERIFY2(batches.count() > 1, "the case should need several batches");
+    QCOMPARE(m_window->charts()->pointCount(), batches.count());
+    for (int m = 0; m < BatchCharts::NUM_METRICS; ++m)
+        QCOMPARE(m_window->charts()->graph(BatchCharts::Metric(m))->dataCount(), int(std::min<qsizetype>(batches.count(), 301)));
+}
+
+void TestMainWindow::testParamsChangeIsMarked()
+{
+    prepareScan(m_bigDir, 64 << 10);
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    QSignalSpy failed(m_window->scanJob(), &ScanJob::failed);
+    QSignalSpy batches(m_window->scanJob(), &ScanJob::batchFinished);
+    m_window->scanAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(batches.count() >= 1, 60000);
+    LaunchParams params = m_window->launchParamsPanel()->params();
+    params.batchBytes = 256 << 10;
+    m_window->launchParamsPanel()->setParams(params); // applies from the next batch
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count() + failed.count(), 1, 300000);
+    QCOMPARE(failed.count(), 0);
+    int changed = 0;
+    for (const QList<QVariant> &args : std::as_const(batches))
+        changed += args.at(0).value<BatchTelemetry>().paramsChanged ? 1 : 0;
+    QCOMPARE(changed, 1);
+    QCOMPARE(m_window->charts()->markerCount(), 1);
+}
+
+void TestMainWindow::testCancelStops()
+{
+    prepareScan(m_bigDir, 64 << 10);
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    QSignalSpy failed(m_window->scanJob(), &ScanJob::failed);
+    QSignalSpy batches(m_window->scanJob(), &ScanJob::batchFinished);
+    m_window->scanAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(batches.count() >= 1, 60000);
+    m_window->cancelAction()->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 60000);
+    QTest::qWait(200); // nothing may follow the failure
+    QCOMPARE(finished.count(), 0);
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(failed.first().at(0).toString().contains(QLatin1String("stopped"), Qt::CaseInsensitive));
+    const int allBatches = int((qint64(32) * (3 << 19)) / (64 << 10));
+    QVERIFY2(batches.count() < allBatches, "Cancel should stop well before the end");
+    QVERIFY(!m_window->isScanning());
+    QVERIFY(m_window->scanAction()->isEnabled());
+}
+
+void TestMainWindow::testMissingTargetIsReported()
+{
+    const QString missing = m_tmp.filePath(QStringLiteral("does-not-exist"));
+    prepareScan(m_case.dir, 64 << 20);
+    m_window->dropZone()->addPaths({missing});
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    QVERIFY(m_window->onScan());
+    QCOMPARE(m_window->problemsPanel()->count(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);
+}
+
+void TestMainWindow::testFilterDebounced()
+{
+    prepareScan(m_case.dir, 64 << 20);
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    m_window->scanAction()->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);
+    HitsView *view = m_window->hitsView();
+    QVERIFY(m_window->hitsModel()->totalHits() > 0);
+    const QString rule = m_window->hitsModel()->hit(0).rule;
+
+    QSignalSpy applied(view, &HitsView::filterApplied);
+    view->setFilter(QStringLiteral("^%1$").arg(QRegularExpression::escape(rule)), true);
+    QTest::qWait(100);
+    QCOMPARE(applied.count(), 0); // debounced
+    QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 1, 2000);
+    while (view->proxy()->canFetchMore({}))
+        view->proxy()->fetchMore({});
+    QVERIFY(view->proxy()->rowCount() > 0);
+    const QRegularExpression re = view->proxy()->filterRegularExpression();
+    for (int r = 0; r < view->proxy()->rowCount(); ++r) {
+        bool any = false;
+        for (int c = 0; c < HitsTableModel::NUM_COLUMNS; ++c)
+            any = any || re.match(view->proxy()->index(r, c).data().toString()).hasMatch();
+        QVERIFY(any);
+    }
+    QVERIFY(view->proxy()->rowCount() <= m_window->hitsModel()->totalHits());
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
