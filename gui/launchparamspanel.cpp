@@ -99,7 +99,9 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     m_batchKiB->setToolTip(tr("Haystack bytes per batch: one chart point per batch"));
 
     m_segmentKiB = new SizeSpinBox(this);
-    m_segmentKiB->setRange(1, 64 * 1024);
+    m_segmentKiB->setRange(0, 64 * 1024);
+    // Automatic: the engine's own choice (4 KiB on a GPU, 256 KiB on the CPU), as the CLI does.
+    m_segmentKiB->setSpecialValueText(tr("Automatic"));
     m_segmentKiB->setSingleStep(4);
     m_segmentKiB->setToolTip(tr("Bytes a work item owns for bounded patterns (CLI default: 256 KiB on the CPU, "
                                 "4 KiB on a GPU)"));
@@ -123,7 +125,9 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     form->addRow(tr("Segment size:"), m_segmentKiB);
     form->addRow(tr("Hit capacity:"), m_hitCapacity);
 
-    setParams(LaunchParams());
+    LaunchParams defaults;
+    defaults.segmentBytes = 0;
+    setParams(defaults);
 
     connect(m_workgroupSize, &QComboBox::currentIndexChanged, this, &LaunchParamsPanel::emitChanged);
     for (QSpinBox *box : {m_workerGroups, m_threads, m_batchKiB, m_segmentKiB, m_hitCapacity})
@@ -150,7 +154,7 @@ void LaunchParamsPanel::setParams(const LaunchParams &p)
     m_workerGroups->setValue(p.workerGroups);
     m_threads->setValue(p.threads);
     m_batchKiB->setValue(int(std::clamp<int64_t>(p.batchBytes >> 10, 16, 4 * 1024 * 1024)));
-    m_segmentKiB->setValue(int(std::clamp<int64_t>(p.segmentBytes >> 10, 1, 64 * 1024)));
+    m_segmentKiB->setValue(int(std::clamp<int64_t>(p.segmentBytes >> 10, 0, 64 * 1024)));
     m_hitCapacity->setValue(int(std::clamp<int64_t>(p.hitCapacity, 0, 1 << 30)));
     m_updating = false;
     emitChanged();
