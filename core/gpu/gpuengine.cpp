@@ -623,23 +623,44 @@ bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, 
             p.numGroups = uint32_t(catalog.groups.size());
             std::memcpy(paramBytes.data() + int64_t(r) * paramsStride, &p, sizeof p);
         }
-        bool copyFromStaging = false;
-        if (uploadHaystack) {
-            if (!m_staging || m_staging->size() < hayBytes)
-                m_staging = VulkanStaging::create(*m_device, std::max<int64_t>(hayBytes, batch.capacity));
-            if (m_staging) {
-                parallelCopy(m_staging->data(), batch.haystack.get(), hayBytes);
-                copyFromStaging = true;
-            } else {
-                updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), batch.haystack.get());
+        // Everything per batch goes through our own mapped staging buffer where there is one (Vulkan): the
+        // haystack first, then the work items, their states, the queue and the parameters. QRhi would
+        // allocate pinned staging memory for each of these uploads, every batch.
+        const int64_t hayRegion = (std::max<int64_t>(batch.capacity, hayBytes) + 255) & ~int64_t(255);
+        const int64_t streamsAt = hayRegion;
+        const int64_t stateAt = streamsAt + ((int64_t(streamWords.size()) * 4 + 255) & ~int64_t(255));
+        const int64_t queueAt = stateAt + ((int64_t(zeroState.size()) * 4 + 255) & ~int64_t(255));
+        const int64_t paramsAt = queueAt + ((int64_t(zeroQueue.size()) * 4 + 255) & ~int64_t(255));
+        const int64_t stagingBytes = paramsAt + paramBytes.size();
+        if (!m_staging || m_staging->size() < stagingBytes)
+            m_staging = VulkanStaging::create(*m_device, stagingBytes + stagingBytes / 4);
+        std::vector<VulkanStaging::Copy> copies;
+        if (m_staging) {
+            uint8_t *base = m_staging->data();
+            if (uploadHaystack) {
+                parallelCopy(base, batch.haystack.get(), hayBytes);
+                copies.push_back({ 0, m_haystack.get(), hayBytes });
             }
+            parallelCopy(base + streamsAt, reinterpret_cast<const uint8_t *>(streamWords.data()), int64_t(streamWords.size()) * 4);
+            std::memset(base + stateAt, 0, zeroState.size() * 4);
+            std::memset(base + queueAt, 0, zeroQueue.size() * 4);
+            std::memcpy(base + paramsAt, paramBytes.constData(), size_t(paramBytes.size()));
+            copies.push_back({ streamsAt, m_streams.get(), int64_t(streamWords.size()) * 4 });
+            copies.push_back({ stateAt, m_streamState.get(), int64_t(zeroState.size()) * 4 });
+            copies.push_back({ queueAt, m_queue.get(), int64_t(zeroQueue.size()) * 4 });
+            copies.push_back({ paramsAt, m_params.get(), paramBytes.size() });
+        } else {
+            if (uploadHaystack)
+                updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), batch.haystack.get());
+            updates->uploadStaticBuffer(m_streams.get(), 0, int(streamWords.size() * 4), streamWords.data());
+            updates->uploadStaticBuffer(m_streamState.get(), 0, int(zeroState.size() * 4), zeroState.data());
+            updates->uploadStaticBuffer(m_queue.get(), 0, int(zeroQueue.size() * 4), zeroQueue.data());
+            updates->uploadStaticBuffer(m_params.get(), 0, paramBytes.size(), paramBytes.constData());
+        }
+        if (uploadHaystack) {
             t.bytesUploadedData += hayBytes;
             uploadHaystack = false; // a re-run for a full hit ring finds it resident
         }
-        updates->uploadStaticBuffer(m_streams.get(), 0, int(streamWords.size() * 4), streamWords.data());
-        updates->uploadStaticBuffer(m_streamState.get(), 0, int(zeroState.size() * 4), zeroState.data());
-        updates->uploadStaticBuffer(m_queue.get(), 0, int(zeroQueue.size() * 4), zeroQueue.data());
-        updates->uploadStaticBuffer(m_params.get(), 0, paramBytes.size(), paramBytes.constData());
         t.bytesUploadedData += int64_t(streamWords.size() + zeroState.size() + zeroQueue.size()) * 4 + paramBytes.size();
 
         QRhiBufferReadbackResult queueBack, stateBack;
@@ -656,8 +677,8 @@ bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, 
             }
             QRhiCommandBuffer *cb = frame.commandBuffer();
             // Uploads first, outside the timed part: the timestamps measure the kernel alone.
-            if (copyFromStaging)
-                m_staging->recordCopy(cb, m_haystack.get(), hayBytes);
+            if (!copies.empty())
+                m_staging->recordCopies(cb, copies);
             cb->beginComputePass(updates);
             cb->endComputePass();
             m_timer->begin(cb);

@@ -94,28 +94,32 @@ VulkanStaging::~VulkanStaging()
 #endif
 }
 
-void VulkanStaging::recordCopy(QRhiCommandBuffer *cb, QRhiBuffer *target, int64_t bytes)
+void VulkanStaging::recordCopies(QRhiCommandBuffer *cb, const std::vector<Copy> &copies)
 {
 #if QT_CONFIG(vulkan)
-    const QRhiBuffer::NativeBuffer nb = target->nativeBuffer();
-    const VkBuffer dst = *static_cast<const VkBuffer *>(nb.objects[0]);
     cb->beginExternal();
     const auto *cbh = static_cast<const QRhiVulkanCommandBufferNativeHandles *>(cb->nativeHandles());
     QVulkanDeviceFunctions *df = deviceFunctions(m_device);
-    VkBufferCopy region {};
-    region.size = VkDeviceSize(bytes);
-    df->vkCmdCopyBuffer(cbh->commandBuffer, m_buffer, dst, 1, &region);
+    for (const Copy &c : copies) {
+        if (c.bytes <= 0)
+            continue;
+        const QRhiBuffer::NativeBuffer nb = c.target->nativeBuffer();
+        const VkBuffer dst = *static_cast<const VkBuffer *>(nb.objects[0]);
+        VkBufferCopy region {};
+        region.srcOffset = VkDeviceSize(c.offset);
+        region.size = VkDeviceSize(c.bytes);
+        df->vkCmdCopyBuffer(cbh->commandBuffer, m_buffer, dst, 1, &region);
+    }
     VkMemoryBarrier barrier {};
     barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
     barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_UNIFORM_READ_BIT;
     df->vkCmdPipelineBarrier(cbh->commandBuffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
                              1, &barrier, 0, nullptr, 0, nullptr);
     cb->endExternal();
 #else
     Q_UNUSED(cb);
-    Q_UNUSED(target);
-    Q_UNUSED(bytes);
+    Q_UNUSED(copies);
 #endif
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "gpu/rhi.h"
 
@@ -25,9 +26,16 @@ public:
 
     uint8_t *data() const { return m_mapped; }
     int64_t size() const { return m_size; }
-    /// Records a copy of `bytes` into `target` (a Static or Immutable QRhi storage buffer) and a barrier that
-    /// makes it visible to compute shaders. Call outside any pass.
-    void recordCopy(QRhiCommandBuffer *cb, QRhiBuffer *target, int64_t bytes);
+    /// A region of this buffer copied to the start of a QRhi buffer (Static or Immutable).
+    struct Copy
+    {
+        int64_t offset;
+        QRhiBuffer *target;
+        int64_t bytes;
+    };
+
+    /// Records the copies and one barrier that makes them visible to compute shaders. Call outside any pass.
+    void recordCopies(QRhiCommandBuffer *cb, const std::vector<Copy> &copies);
 
 private:
     explicit VulkanStaging(RhiDevice &device);
