@@ -5,15 +5,21 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
+#include <QHeaderView>
 #include <QLabel>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QSettings>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QStandardPaths>
 #include <QStyle>
+#include <QTableView>
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolBar>
@@ -22,10 +28,13 @@
 #include "batchcharts.h"
 #include "dropzone.h"
 #include "formatting.h"
+#include "hexview.h"
 #include "hitsview.h"
 #include "launchparamspanel.h"
 #include "problemspanel.h"
+#include "report/hitexporter.h"
 #include "report/hitstablemodel.h"
+#include "report/rulesummarymodel.h"
 #include "rulesetpanel.h"
 #include "scan/scanjob.h"
 
@@ -63,7 +72,9 @@ MainWindow::MainWindow(QWidget *parent)
     setWindowTitle(tr("Hitscope"));
     m_job = new ScanJob(this);
     m_model = new HitsTableModel(this);
+    m_ruleSummary = new RuleSummaryModel(this);
     setupActions();
+    setupMenus();
     setupLayout();
     connectJob();
     setRunning(false);
@@ -98,6 +109,60 @@ void MainWindow::setupActions()
     connect(m_cancelAction, &QAction::triggered, this, &MainWindow::onCancel);
 }
 
+void MainWindow::setupMenus()
+{
+    auto *file = menuBar()->addMenu(tr("&File"));
+    m_exportHitsAction = file->addAction(tr("Export &hits…"), this, &MainWindow::onExportHits);
+    m_exportHitsAction->setToolTip(tr("Save every hit as JSON lines (.json, .jsonl) or CSV (.csv)"));
+    m_exportTelemetryAction = file->addAction(tr("Export &telemetry…"), this, &MainWindow::onExportTelemetry);
+    m_exportTelemetryAction->setToolTip(tr("Save the per-batch telemetry as JSON lines (.json, .jsonl) or CSV (.csv)"));
+}
+
+QString MainWindow::askExportPath(const QString &title, const QString &baseName)
+{
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return QFileDialog::getSaveFileName(this, title, QDir(dir).filePath(baseName),
+                                        tr("JSON lines (*.jsonl *.json);;CSV (*.csv)"));
+}
+
+void MainWindow::onExportHits()
+{
+    const QString path = askExportPath(tr("Export hits"), QStringLiteral("hits.jsonl"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    // The model holds rows not yet shown (fetchMore), and a running scan's hits so far: export them all.
+    if (!HitExporter::writeHits(path, HitExporter::rowsOf(*m_model), &error))
+        warn(tr("Export failed"), error);
+    else
+        statusBar()->showMessage(tr("%n hit(s) exported to %1", nullptr, m_model->totalHits())
+                                     .arg(QDir::toNativeSeparators(path)));
+}
+
+void MainWindow::onExportTelemetry()
+{
+    const QString path = askExportPath(tr("Export telemetry"), QStringLiteral("telemetry.jsonl"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!HitExporter::writeTelemetry(path, m_telemetry, &error))
+        warn(tr("Export failed"), error);
+    else
+        statusBar()->showMessage(tr("%n batch(es) exported to %1", nullptr, int(m_telemetry.size()))
+                                     .arg(QDir::toNativeSeparators(path)));
+}
+
+void MainWindow::onHitActivated(const QModelIndex &index)
+{
+    const QModelIndex source = m_hitsView->proxy()->mapToSource(index);
+    if (!source.isValid())
+        return;
+    const HitRow &hit = m_model->hit(source.row());
+    auto *view = new HexView(hit.path, hit.offset, hit.length, this);
+    view->setAttribute(Qt::WA_DeleteOnClose);
+    view->show();
+}
+
 void MainWindow::setupLayout()
 {
     m_dropZone = new DropZone(this);
@@ -123,7 +188,20 @@ void MainWindow::setupLayout()
 
     m_tabs = new QTabWidget(this);
     m_tabs->setDocumentMode(true);
+    auto *rulesProxy = new QSortFilterProxyModel(this);
+    rulesProxy->setSourceModel(m_ruleSummary);
+    rulesProxy->setSortRole(RuleSummaryModel::SortRole);
+    auto *rulesTable = new QTableView(this);
+    rulesTable->setObjectName(QStringLiteral("rulesTable"));
+    rulesTable->setModel(rulesProxy);
+    rulesTable->setSortingEnabled(true);
+    rulesTable->sortByColumn(RuleSummaryModel::HitsColumn, Qt::DescendingOrder);
+    rulesTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    rulesTable->setAlternatingRowColors(true);
+    rulesTable->verticalHeader()->hide();
+    rulesTable->horizontalHeader()->setSectionResizeMode(RuleSummaryModel::RuleColumn, QHeaderView::Stretch);
     m_tabs->addTab(m_hitsView, {});
+    m_tabs->addTab(rulesTable, {});
     m_tabs->addTab(m_problems, {});
 
     auto *chartsBox = group(tr("Per-batch telemetry"), m_charts);
@@ -175,6 +253,9 @@ void MainWindow::setupLayout()
 
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateTabTitles);
     connect(m_model, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);
+    connect(m_ruleSummary, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateTabTitles);
+    connect(m_ruleSummary, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);
+    connect(m_hitsView->table(), &QAbstractItemView::doubleClicked, this, &MainWindow::onHitActivated);
     connect(m_problems, &ProblemsPanel::countChanged, this, &MainWindow::updateTabTitles);
     connect(m_dropZone, &DropZone::pathsChanged, this, [this] { setRunning(m_running); });
     connect(m_rules, &RuleSetPanel::ruleFilesChanged, this, [this] { setRunning(m_running); });
@@ -196,6 +277,7 @@ void MainWindow::connectJob()
                                        rule.isEmpty() ? reason : tr("%1: %2").arg(rule, reason));
             });
     connect(m_job, &ScanJob::hitsAvailable, m_model, &HitsTableModel::appendHits);
+    connect(m_job, &ScanJob::hitsAvailable, m_ruleSummary, &RuleSummaryModel::appendHits);
     connect(m_job, &ScanJob::problemFound, this, [this](const QByteArray &path, const QString &reason) {
         m_problems->addProblem(ProblemsPanel::Kind::File, QFile::decodeName(path), reason);
     });
@@ -204,6 +286,7 @@ void MainWindow::connectJob()
         showBanner(message);
     });
     connect(m_job, &ScanJob::batchFinished, m_charts, &BatchCharts::addBatch);
+    connect(m_job, &ScanJob::batchFinished, this, [this](const BatchTelemetry &t) { m_telemetry.push_back(t); });
     connect(m_job, &ScanJob::progress, this, &MainWindow::onProgress);
     connect(m_job, &ScanJob::finished, this, &MainWindow::onFinished);
     connect(m_job, &ScanJob::failed, this, &MainWindow::onFailed);
@@ -252,7 +335,9 @@ bool MainWindow::onScan()
         showBanner(tr("%n input(s) skipped: see Problems.", nullptr, m_problems->count()));
 
     m_model->clear();
+    m_ruleSummary->clear();
     m_charts->clear();
+    m_telemetry.clear();
     m_totalBytes = 0;
     m_totalFiles = 0;
     m_cancelRequested = false;
@@ -348,8 +433,9 @@ void MainWindow::updateTabTitles()
 {
     m_tabs->setTabText(0, tr("Hits (%1)").arg(m_model->totalHits()));
     const int problems = m_problems->count();
-    m_tabs->setTabText(1, tr("Problems (%1)").arg(problems));
-    m_tabs->setTabIcon(1, problems ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
+    m_tabs->setTabText(1, tr("Rules (%1)").arg(m_ruleSummary->rowCount()));
+    m_tabs->setTabText(2, tr("Problems (%1)").arg(problems));
+    m_tabs->setTabIcon(2, problems ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

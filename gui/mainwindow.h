@@ -3,10 +3,14 @@
 
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QVector>
+
+#include "scan/batchtelemetry.h"
 
 class QAction;
 class QLabel;
 class QProgressBar;
+class QModelIndex;
 class QSplitter;
 class QTabWidget;
 class QTimer;
@@ -20,6 +24,7 @@ class HitsView;
 class LaunchParamsPanel;
 class ProblemsPanel;
 class RuleSetPanel;
+class RuleSummaryModel;
 class ScanJob;
 
 /// The desktop application's window: targets and rule sets on the left, live charts and the hits table on the
@@ -37,6 +42,11 @@ public:
     BatchCharts *charts() const { return m_charts; }
     HitsView *hitsView() const { return m_hitsView; }
     HitsTableModel *hitsModel() const { return m_model; }
+    RuleSummaryModel *ruleSummaryModel() const { return m_ruleSummary; }
+    /// Every batch of the last (or running) scan, for export; the charts keep only a window.
+    const QVector<BatchTelemetry> &telemetry() const { return m_telemetry; }
+    QAction *exportHitsAction() const { return m_exportHitsAction; }
+    QAction *exportTelemetryAction() const { return m_exportTelemetryAction; }
     ProblemsPanel *problemsPanel() const { return m_problems; }
     ScanJob *scanJob() const { return m_job; }
     QAction *scanAction() const { return m_scanAction; }
@@ -48,12 +58,18 @@ public Q_SLOTS:
     /// Returns false (having told the user why) when nothing could start.
     bool onScan();
     void onCancel();
+    void onExportHits();
+    void onExportTelemetry();
+    /// Opens the hex view of the hit at `index` of the hits table (a proxy index).
+    void onHitActivated(const QModelIndex &index);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
     void setupActions();
+    void setupMenus();
+    QString askExportPath(const QString &title, const QString &baseName);
     void setupLayout();
     void connectJob();
     void setRunning(bool running);
@@ -83,6 +99,10 @@ private:
     QLabel *m_progressLabel = nullptr;
     QAction *m_scanAction = nullptr;
     QAction *m_cancelAction = nullptr;
+    QAction *m_exportHitsAction = nullptr;
+    QAction *m_exportTelemetryAction = nullptr;
+    RuleSummaryModel *m_ruleSummary = nullptr;
+    QVector<BatchTelemetry> m_telemetry;
     QElapsedTimer m_elapsed;
     qint64 m_totalBytes = 0;
     int m_totalFiles = 0;
