@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// hitscope [--rules FILE]... [--engine auto|gpu|cpu] [--scan] [PATH]...
+// hitscope [--rules FILE]... [--engine auto|gpu|cpu] [--scan] [--measure-latency] [PATH]...
 #include <cstdio>
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include "latencyprobe.h"
 #include "launchparamspanel.h"
 #include "mainwindow.h"
 #include "rulesetpanel.h"
 #include "dropzone.h"
+#include "scan/scanjob.h"
+#include "settings.h"
 
 int main(int argc, char **argv)
 {
@@ -32,26 +35,58 @@ int main(int argc, char **argv)
     const QCommandLineOption engine(QStringLiteral("engine"),
                                     QApplication::translate("main", "Engine: auto (default), gpu or cpu."),
                                     QStringLiteral("E"), QStringLiteral("auto"));
-    parser.addOptions({rules, scan, engine});
+    const QCommandLineOption measureLatency(
+        QStringLiteral("measure-latency"),
+        QApplication::translate("main", "Print the GUI thread's event-loop latency during a scan to stdout when it ends."));
+    parser.addOptions({rules, scan, engine, measureLatency});
     parser.addPositionalArgument(QStringLiteral("PATH"), QApplication::translate("main", "Folders or files to scan."),
                                  QStringLiteral("[PATH...]"));
     parser.process(app);
 
-    Hitscope::EngineChoice engineChoice = Hitscope::EngineChoice::Auto;
-    const QString engineName = parser.value(engine).toLower();
-    if (engineName == QLatin1String("cpu"))
-        engineChoice = Hitscope::EngineChoice::Cpu;
-    else if (engineName == QLatin1String("gpu"))
-        engineChoice = Hitscope::EngineChoice::Gpu;
-    else if (engineName != QLatin1String("auto")) {
-        std::fprintf(stderr, "hitscope: --engine must be auto, gpu or cpu, not '%s'\n", qPrintable(engineName));
-        return 1;
+    Hitscope::Settings *settings = Hitscope::Settings::instance();
+    Hitscope::EngineChoice engineChoice = settings->engine();
+    if (parser.isSet(engine)) {
+        const QString engineName = parser.value(engine).toLower();
+        if (engineName == QLatin1String("cpu"))
+            engineChoice = Hitscope::EngineChoice::Cpu;
+        else if (engineName == QLatin1String("gpu"))
+            engineChoice = Hitscope::EngineChoice::Gpu;
+        else if (engineName == QLatin1String("auto"))
+            engineChoice = Hitscope::EngineChoice::Auto;
+        else {
+            std::fprintf(stderr, "hitscope: --engine must be auto, gpu or cpu, not '%s'\n", qPrintable(engineName));
+            return 1;
+        }
     }
 
+    // The last session's setup, unless the command line says otherwise (--rules, --engine and PATHs win).
+    // Read before the window exists: its change signals write the settings back as they are restored.
+    const QVector<Hitscope::RuleFileSetting> savedRules = settings->ruleFiles();
+    const Hitscope::LaunchParams savedParams = settings->launchParams();
+
     Hitscope::MainWindow window;
+    window.launchParamsPanel()->setParams(savedParams);
     window.launchParamsPanel()->setEngine(engineChoice);
-    window.ruleSetPanel()->addRuleFiles(parser.values(rules));
+    if (parser.isSet(rules)) {
+        window.ruleSetPanel()->addRuleFiles(parser.values(rules));
+    } else {
+        for (const Hitscope::RuleFileSetting &rule : savedRules) {
+            Hitscope::RuleSetPanel *panel = window.ruleSetPanel();
+            if (panel->addRuleFiles({rule.path}) && !rule.enabled)
+                panel->setEnabledAt(int(panel->ruleFiles().size()) - 1, false);
+        }
+    }
     window.dropZone()->addPaths(parser.positionalArguments());
+    if (parser.isSet(measureLatency)) {
+        // MainWindow connected first, so its probe has stopped when these run.
+        const auto print = [&window] {
+            const Hitscope::LatencyProbe::Stats s = window.latencyProbe()->stats();
+            std::printf("gui-latency p50=%.3f p99=%.3f max=%.3f samples=%d\n", s.p50Ms, s.p99Ms, s.maxMs, s.samples);
+            std::fflush(stdout);
+        };
+        QObject::connect(window.scanJob(), &Hitscope::ScanJob::finished, &window, print);
+        QObject::connect(window.scanJob(), &Hitscope::ScanJob::failed, &window, print);
+    }
     window.show();
     if (parser.isSet(scan))
         QTimer::singleShot(0, &window, &Hitscope::MainWindow::onScan);

@@ -30,13 +30,16 @@
 #include "formatting.h"
 #include "hexview.h"
 #include "hitsview.h"
+#include "latencyprobe.h"
 #include "launchparamspanel.h"
 #include "problemspanel.h"
 #include "report/hitexporter.h"
 #include "report/hitstablemodel.h"
 #include "report/rulesummarymodel.h"
 #include "rulesetpanel.h"
+#include "sweepdialog.h"
 #include "scan/scanjob.h"
+#include "settings.h"
 
 namespace Hitscope {
 
@@ -56,6 +59,15 @@ QString checkReadable(const QString &path, bool mustBeFile)
     if (!info.isReadable() || (info.isDir() && !info.isExecutable()))
         return MainWindow::tr("%1 is not readable").arg(QDir::toNativeSeparators(path));
     return {};
+}
+
+QVector<RuleFileSetting> ruleFileSettings(const RuleSetPanel *panel)
+{
+    const QStringList enabled = panel->enabledRuleFiles();
+    QVector<RuleFileSetting> out;
+    for (const QString &path : panel->ruleFiles())
+        out.push_back({path, enabled.contains(path)});
+    return out;
 }
 
 } // namespace
@@ -79,6 +91,29 @@ MainWindow::MainWindow(QWidget *parent)
     connectJob();
     setRunning(false);
     restoreSettings();
+
+    // Persist what the user sets up as it changes; main() restores it (command-line arguments win).
+    Settings *settings = Settings::instance();
+    connect(m_params, &LaunchParamsPanel::paramsChanged, settings, &Settings::setLaunchParams);
+    connect(m_rules, &RuleSetPanel::ruleFilesChanged, settings,
+            [this] { Settings::instance()->setRuleFiles(ruleFileSettings(m_rules)); });
+    connect(m_dropZone, &DropZone::pathsChanged, settings, [known = QStringList()](const QStringList &paths) mutable {
+        for (const QString &path : paths) {
+            if (!known.contains(path) && QFileInfo(path).isDir())
+                Settings::instance()->addRecentFolder(path);
+        }
+        known = paths;
+    });
+
+    // Connected after connectJob(): the probe stops after onFinished/onFailed, before anyone connected later.
+    m_latency = new LatencyProbe(this);
+    connect(m_job, &ScanJob::scanStarted, m_latency, &LatencyProbe::start);
+    const auto stopProbe = [this] {
+        m_latency->stop();
+        statusBar()->setToolTip(tr("GUI latency p99 %1 ms").arg(m_latency->stats().p99Ms, 0, 'f', 1));
+    };
+    connect(m_job, &ScanJob::finished, m_latency, stopProbe);
+    connect(m_job, &ScanJob::failed, m_latency, stopProbe);
 }
 
 MainWindow::~MainWindow() = default;
@@ -116,6 +151,39 @@ void MainWindow::setupMenus()
     m_exportHitsAction->setToolTip(tr("Save every hit as JSON lines (.json, .jsonl) or CSV (.csv)"));
     m_exportTelemetryAction = file->addAction(tr("Export &telemetry…"), this, &MainWindow::onExportTelemetry);
     m_exportTelemetryAction->setToolTip(tr("Save the per-batch telemetry as JSON lines (.json, .jsonl) or CSV (.csv)"));
+
+    auto *tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("Parameter &sweep…"), this, [this] {
+        QByteArrayList targets;
+        const QStringList paths = m_dropZone->paths();
+        for (const QString &path : paths)
+            targets.push_back(QFile::encodeName(path));
+        auto *dialog = new SweepDialog(m_rules->enabledRuleFiles(), targets, m_params->engine(), m_params->params(), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        connect(dialog, &SweepDialog::paramsChosen, this, &MainWindow::onSweepParamsChosen);
+        dialog->show();
+    });
+
+    auto *recent = file->addMenu(tr("&Recent folders"));
+    recent->setObjectName(QStringLiteral("recentFoldersMenu"));
+    const auto fillRecent = [this, recent](const QStringList &folders) {
+        recent->clear();
+        recent->setEnabled(!folders.isEmpty());
+        for (const QString &folder : folders) {
+            auto *action = recent->addAction(QDir::toNativeSeparators(folder), this, [this, folder] {
+                const QString why = checkReadable(folder, false);
+                if (!why.isEmpty()) {
+                    warn(tr("Cannot add folder"), why);
+                    return;
+                }
+                m_dropZone->addPaths({folder});
+                Settings::instance()->addRecentFolder(folder);
+            });
+            action->setToolTip(tr("Add %1 as a scan target").arg(QDir::toNativeSeparators(folder)));
+        }
+    };
+    fillRecent(Settings::instance()->recentFolders());
+    connect(Settings::instance(), &Settings::recentFoldersChanged, recent, fillRecent);
 }
 
 QString MainWindow::askExportPath(const QString &title, const QString &baseName)
@@ -123,6 +191,12 @@ QString MainWindow::askExportPath(const QString &title, const QString &baseName)
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
     return QFileDialog::getSaveFileName(this, title, QDir(dir).filePath(baseName),
                                         tr("JSON lines (*.jsonl *.json);;CSV (*.csv)"));
+}
+
+void MainWindow::onSweepParamsChosen(const Hitscope::LaunchParams &params)
+{
+    m_params->setParams(params);
+    statusBar()->showMessage(tr("Launch parameters set from the sweep's fastest cell."));
 }
 
 void MainWindow::onExportHits()
@@ -444,6 +518,9 @@ void MainWindow::closeEvent(QCloseEvent *event)
         m_cancelRequested = true;
         m_job->cancel();
     }
+    Settings::instance()->setLaunchParams(m_params->params());
+    Settings::instance()->setEngine(m_params->engine());
+    Settings::instance()->setRuleFiles(ruleFileSettings(m_rules));
     saveSettings();
     QMainWindow::closeEvent(event);
 }

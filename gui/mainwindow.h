@@ -6,6 +6,7 @@
 #include <QVector>
 
 #include "scan/batchtelemetry.h"
+#include "scan/launchparams.h"
 
 class QAction;
 class QLabel;
@@ -21,6 +22,7 @@ class BatchCharts;
 class DropZone;
 class HitsTableModel;
 class HitsView;
+class LatencyProbe;
 class LaunchParamsPanel;
 class ProblemsPanel;
 class RuleSetPanel;
@@ -52,6 +54,8 @@ public:
     QAction *scanAction() const { return m_scanAction; }
     QAction *cancelAction() const { return m_cancelAction; }
     bool isScanning() const { return m_running; }
+    /// Measures the GUI thread's event-loop latency while a scan runs (started on scanStarted).
+    LatencyProbe *latencyProbe() const { return m_latency; }
 
 public Q_SLOTS:
     /// Validates the inputs, then starts a scan of the listed targets with the enabled rule files.
@@ -62,6 +66,8 @@ public Q_SLOTS:
     void onExportTelemetry();
     /// Opens the hex view of the hit at `index` of the hits table (a proxy index).
     void onHitActivated(const QModelIndex &index);
+    /// Makes `params` (chosen in the parameter sweep) the current launch parameters.
+    void onSweepParamsChosen(const Hitscope::LaunchParams &params);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -102,6 +108,7 @@ private:
     QAction *m_exportHitsAction = nullptr;
     QAction *m_exportTelemetryAction = nullptr;
     RuleSummaryModel *m_ruleSummary = nullptr;
+    LatencyProbe *m_latency = nullptr;
     QVector<BatchTelemetry> m_telemetry;
     QElapsedTimer m_elapsed;
     qint64 m_totalBytes = 0;

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QObject>
+#include <QStringList>
+#include <QVector>
+
+#include "scan/launchparams.h"
+#include "scan/scanjob.h"
+
+namespace Hitscope {
+
+/// A rule file the window lists, and whether its check box is ticked.
+struct RuleFileSetting
+{
+    QString path;
+    bool enabled = true;
+
+    bool operator==(const RuleFileSetting &) const = default;
+};
+
+/// The application's persistent preferences (STYLE.md §7). GUI thread only: core/ never reads it, the window
+/// hands core a plain LaunchParams. Getters are typed; a setter compares with the current value, writes it
+/// through QSettings (organization "Hitscope", application "hitscope"), syncs, and only then emits xChanged.
+class Settings : public QObject
+{
+    Q_OBJECT
+public:
+    static constexpr int kMaxRecentFolders = 10;
+
+    static Settings *instance();
+
+    /// Most recent first, at most kMaxRecentFolders, no duplicates.
+    QStringList recentFolders() const { return m_recentFolders; }
+    void setRecentFolders(const QStringList &folders);
+    /// Moves (or puts) `folder` at the front of the recent folders.
+    void addRecentFolder(const QString &folder);
+
+    QVector<RuleFileSetting> ruleFiles() const { return m_ruleFiles; }
+    void setRuleFiles(const QVector<RuleFileSetting> &files);
+
+    LaunchParams launchParams() const { return m_launchParams; }
+    void setLaunchParams(const LaunchParams &params);
+
+    EngineChoice engine() const { return m_engine; }
+    void setEngine(EngineChoice engine);
+
+    /// Drops the cached values and reads everything again from the settings file.
+    void reload();
+
+Q_SIGNALS:
+    void recentFoldersChanged(const QStringList &folders);
+    void ruleFilesChanged();
+    void launchParamsChanged(const Hitscope::LaunchParams &params);
+    void engineChanged(Hitscope::EngineChoice engine);
+
+private:
+    Settings();
+
+    QStringList m_recentFolders;
+    QVector<RuleFileSetting> m_ruleFiles;
+    LaunchParams m_launchParams;
+    EngineChoice m_engine = EngineChoice::Auto;
+};
+
+} // namespace Hitscope
