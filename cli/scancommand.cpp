@@ -16,6 +16,7 @@
 #include "cpu/cpuengine.h"
 #include "gpu/gpuengine.h"
 #include "report/jsonescape.h"
+#include "report/previewreader.h"
 #include "rules/ruleloader.h"
 #include "scan/scanner.h"
 
@@ -24,6 +25,9 @@ using namespace Hitscope;
 namespace {
 
 Scanner *g_scanner = nullptr;
+
+// yara's -s prints at most this many bytes of a match.
+constexpr int kYaraPreviewBytes = 512;
 
 void onSignal(int)
 {
@@ -74,31 +78,6 @@ void appendPreview(std::string &out, const QByteArray &data)
     }
 }
 
-// Reads match bytes for -s; previews stop at 512 bytes like yara's.
-class PreviewReader
-{
-public:
-    explicit PreviewReader(const QByteArray &path)
-        : m_fd(::open(path.constData(), O_RDONLY | O_CLOEXEC))
-    {
-    }
-    ~PreviewReader()
-    {
-        if (m_fd >= 0)
-            ::close(m_fd);
-    }
-    QByteArray read(int64_t offset, int64_t length)
-    {
-        QByteArray data(int(std::min<int64_t>(length, 512)), Qt::Uninitialized);
-        const ssize_t n = m_fd >= 0 ? ::pread(m_fd, data.data(), size_t(data.size()), offset) : -1;
-        data.resize(n > 0 ? int(n) : 0);
-        return data;
-    }
-
-private:
-    int m_fd;
-};
-
 } // namespace
 
 int runScanCommand(const CliArgs &args)
@@ -143,8 +122,6 @@ int runScanCommand(const CliArgs &args)
         }
     }
 
-    // The engine: the GPU when asked or, for auto, when a hardware device offers compute (Mesa's software
-    // Vulkan is slower than the CPU engine on the same cores).
     std::unique_ptr<GpuEngine> gpu;
     CpuEngine cpu;
     if (args.engine != CliArgs::Engine::Cpu) {
@@ -152,18 +129,14 @@ int runScanCommand(const CliArgs &args)
         if (!args.backend.isEmpty())
             parseGpuBackend(args.backend, &options.backend);
         options.validation = args.validation;
-        QString gpuError;
-        gpu = GpuEngine::create(options, &gpuError);
-        if (!gpu && args.engine == CliArgs::Engine::Gpu) {
-            warn(QStringLiteral("no GPU engine: ") + gpuError);
+        QString notice, error;
+        gpu = GpuEngine::choose(args.engine == CliArgs::Engine::Gpu, options, &notice, &error);
+        if (!error.isEmpty()) {
+            warn(QStringLiteral("no GPU engine: ") + error);
             return 1;
         }
-        if (!gpu) {
-            warn(QStringLiteral("no GPU compute device (%1); using the CPU engine").arg(gpuError));
-        } else if (args.engine == CliArgs::Engine::Auto && gpu->loopLimited()) {
-            warn(QStringLiteral("%1 is a software renderer; using the CPU engine").arg(gpu->device().deviceName()));
-            gpu.reset();
-        }
+        if (!notice.isEmpty())
+            warn(notice);
     }
     Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
     LaunchParams params = args.params;
@@ -237,7 +210,7 @@ int runScanCommand(const CliArgs &args)
                     b += head;
                     b += p.id.toStdString();
                     b += ": ";
-                    appendPreview(b, preview->read(h.offset, h.length));
+                    appendPreview(b, preview->read(h.offset, h.length, kYaraPreviewBytes));
                     b += '\n';
                 }
             }

@@ -120,6 +120,25 @@ std::unique_ptr<GpuEngine> GpuEngine::create(const RhiDeviceOptions &options, QS
     return engine;
 }
 
+std::unique_ptr<GpuEngine> GpuEngine::choose(bool required, const RhiDeviceOptions &options, QString *notice,
+                                             QString *error)
+{
+    QString why;
+    std::unique_ptr<GpuEngine> gpu = create(options, &why);
+    if (required) {
+        if (!gpu)
+            *error = why;
+        return gpu;
+    }
+    if (!gpu) {
+        *notice = QStringLiteral("no GPU compute device (%1); using the CPU engine").arg(why);
+    } else if (gpu->loopLimited()) {
+        *notice = QStringLiteral("%1 is a software renderer; using the CPU engine").arg(gpu->device().deviceName());
+        gpu.reset();
+    }
+    return gpu;
+}
+
 GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
     : m_device(std::move(device))
 {

@@ -27,6 +27,13 @@ class GpuEngine : public Engine
 {
 public:
     static std::unique_ptr<GpuEngine> create(const RhiDeviceOptions &options, QString *error);
+    /**
+     * The engine choice users make (--engine, the GUI's combo): with `required` (gpu), a device or null with
+     * `error`; otherwise (auto) a hardware device or null with `notice` saying why the CPU engine runs instead
+     * (no device, or Mesa's software Vulkan, which is slower than the CPU engine on the same cores).
+     */
+    static std::unique_ptr<GpuEngine> choose(bool required, const RhiDeviceOptions &options, QString *notice,
+                                             QString *error);
     ~GpuEngine() override;
 
     QString name() const override;

@@ -7,9 +7,6 @@
 #include <optional>
 #include <utility>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <QGuiApplication>
 #include <QOffscreenSurface>
 #include <QtGui/private/qguiapplication_p.h>
@@ -18,6 +15,7 @@
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
 #include "gpu/gpuengine.h"
+#include "report/previewreader.h"
 #include "rules/ruleloader.h"
 #include "scan/scanner.h"
 
@@ -35,36 +33,6 @@ struct Request
     LaunchParams params;
     EngineChoice engine = EngineChoice::Auto;
     QOffscreenSurface *fallbackSurface = nullptr;
-};
-
-// Reads match previews of one file; the batch haystack is gone by the time a file's hits are delivered.
-class PreviewReader
-{
-public:
-    explicit PreviewReader(const QByteArray &path)
-        : m_fd(::open(path.constData(), O_RDONLY | O_CLOEXEC))
-    {
-    }
-    ~PreviewReader()
-    {
-        if (m_fd >= 0)
-            ::close(m_fd);
-    }
-    PreviewReader(const PreviewReader &) = delete;
-    PreviewReader &operator=(const PreviewReader &) = delete;
-
-    QByteArray read(int64_t offset, int64_t length) const
-    {
-        if (m_fd < 0 || length <= 0)
-            return {};
-        QByteArray data(int(std::min<int64_t>(length, kPreviewBytes)), Qt::Uninitialized);
-        const ssize_t n = ::pread(m_fd, data.data(), size_t(data.size()), off_t(offset));
-        data.resize(n > 0 ? int(n) : 0);
-        return data;
-    }
-
-private:
-    int m_fd;
 };
 
 } // namespace
@@ -168,21 +136,15 @@ void ScanJob::Worker::run(const Request &request)
     if (request.engine != EngineChoice::Cpu) {
         RhiDeviceOptions options;
         options.fallbackSurface = request.fallbackSurface;
-        QString error;
-        gpu = GpuEngine::create(options, &error);
-        if (!gpu && request.engine == EngineChoice::Gpu) {
+        QString notice, error;
+        gpu = GpuEngine::choose(request.engine == EngineChoice::Gpu, options, &notice, &error);
+        if (!error.isEmpty()) {
             fail(ScanJob::tr("No GPU engine: %1").arg(error));
             return;
         }
-        if (!gpu) {
-            const QString n = ScanJob::tr("No GPU compute device (%1); using the CPU engine.").arg(error);
+        if (!notice.isEmpty()) {
+            const QString n = notice + QLatin1Char('.');
             post([job, n] { Q_EMIT job->notice(n); });
-        } else if (request.engine == EngineChoice::Auto && gpu->loopLimited()) {
-            // Mesa's software Vulkan is slower than the CPU engine on the same cores.
-            const QString n
-                = ScanJob::tr("%1 is a software renderer; using the CPU engine.").arg(gpu->device().deviceName());
-            post([job, n] { Q_EMIT job->notice(n); });
-            gpu.reset();
         }
     }
     Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
@@ -232,7 +194,7 @@ void ScanJob::Worker::run(const Request &request)
         for (const Hit &h : fr.hits) {
             const Pattern &p = rules.patterns[size_t(h.pattern)];
             rows.push_back({ fr.path, rules.rules[size_t(p.ruleIndex)].name, p.id, h.offset, h.length,
-                             preview.read(h.offset, h.length) });
+                             preview.read(h.offset, h.length, kPreviewBytes) });
         }
     };
     cb.problem = [&](const FileProblem &p) { post([job, p] { Q_EMIT job->problemFound(p.path, p.reason); }); };
