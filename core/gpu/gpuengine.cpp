@@ -102,13 +102,7 @@ struct GpuEngine::DispatchOutput
 
 struct GpuEngine::Plan
 {
-    struct Dispatch
-    {
-        uint32_t round;
-        uint32_t groups;
-    };
-    std::vector<Dispatch> dispatches; // in order; a new round starts a new compute pass
-    int64_t laneSlots = 0;            // lanes launched over all dispatches
+    std::vector<uint32_t> dispatchRounds; // the round of each dispatch, in order; a new round is a new pass
 };
 
 std::unique_ptr<GpuEngine> GpuEngine::create(const RhiDeviceOptions &options, QString *error)
@@ -288,7 +282,7 @@ const GpuEngine::Plan &GpuEngine::planFor(const std::vector<uint32_t> &queueLens
     for (uint32_t r = 0; r < queueLens.size(); ++r) {
         const int64_t waves = budget == 0 ? 1 : (int64_t(queueLens[r]) + perDispatch - 1) / perDispatch;
         for (int64_t w = 0; w < std::max<int64_t>(1, waves); ++w)
-            plan->dispatches.push_back({ r, 0 });
+            plan->dispatchRounds.push_back(r);
     }
     m_plans.emplace_front(key, std::move(plan));
     if (m_plans.size() > kMaxCachedPlans)
@@ -703,15 +697,15 @@ bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, 
             m_timer->begin(cb);
             // One compute pass per round: round r + 1 continues from the states round r wrote.
             size_t d = 0;
-            while (d < plan.dispatches.size()) {
-                const uint32_t round = plan.dispatches[d].round;
+            while (d < plan.dispatchRounds.size()) {
+                const uint32_t round = plan.dispatchRounds[d];
                 cb->beginComputePass();
                 cb->setComputePipeline(pipeline);
                 const QRhiCommandBuffer::DynamicOffset offset(0, quint32(round * uint32_t(paramsStride)));
                 cb->setShaderResources(m_bindings.get(), 1, &offset);
-                for (; d < plan.dispatches.size() && plan.dispatches[d].round == round; ++d)
+                for (; d < plan.dispatchRounds.size() && plan.dispatchRounds[d] == round; ++d)
                     cb->dispatch(groups, 1, 1);
-                if (d == plan.dispatches.size()) {
+                if (d == plan.dispatchRounds.size()) {
                     QRhiResourceUpdateBatch *rb = rhi->nextResourceUpdateBatch();
                     rb->readBackBuffer(m_queue.get(), 0, int(zeroQueue.size() * 4), &queueBack);
                     rb->readBackBuffer(m_streamState.get(), 0, int(zeroState.size() * 4), &stateBack);
@@ -788,7 +782,7 @@ bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, 
         int64_t busy = 0;
         for (uint32_t r = 0; r < rounds; ++r)
             busy += std::min<int64_t>(queueLens[r], lanes);
-        const int64_t launched = int64_t(plan.dispatches.size()) * lanes;
+        const int64_t launched = int64_t(plan.dispatchRounds.size()) * lanes;
         t.occupancy = launched > 0 ? std::min(1.0, double(busy) / double(launched)) : 0;
         return true;
     }
