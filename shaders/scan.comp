@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Hitscope's DFA scan kernel: persistent workers claim work items (streams) with an atomic add on a per-round
-// head counter and walk each stream's bytes through its group's byte-class compressed DFA (the layout of
-// core/automata/dfa.h). Every attempted hit is counted, even when the ring is full, so the host can re-run.
+// Hitscope's DFA scan kernel. The host uploads one segment table per batch; work items are derived here:
+// main item i scans segment i % numSegments with group i / numSegments (a bounded group over the segment and
+// its overlap, an unbounded group from a warm-up before the bytes it owns). Persistent workers claim items
+// with an atomic add on a head counter and walk each item's bytes through its group's byte-class compressed
+// DFA (the layout of core/automata/dfa.h). Every attempted hit is counted, even when the ring is full, so the
+// host can re-run.
 //
-// A stream may be longer than one piece: round r scans piece r of every stream that has one, starting from
-// the state round r-1 left. Mesa's software drivers stop an invocation after 65,535 loop iterations, so there
-// each invocation takes a bounded number of pieces per dispatch (budget) and the host dispatches waves.
+// Unbounded items start speculatively; fix-up passes (mode 1) compare each one's state where it starts owning
+// bytes with the state its predecessor ended in and scan it again from the true state where they differ, with
+// a new generation for its hits. A pass with no re-scan proves every chain consistent.
+//
+// An item may be longer than one piece: round r scans piece r, from the state round r-1 left. Mesa's software
+// drivers stop an invocation's loops after 65,535 iterations in total (each loop then runs at most once more),
+// so there each invocation takes a bounded number of items per dispatch (budget) and every loop checks that it
+// reached its bound: an item counts as completed only when all of its loops did.
 #version 440
 
 #ifndef WG_SIZE
@@ -15,33 +23,48 @@ layout(local_size_x = WG_SIZE) in;
 
 layout(std140, binding = 0) uniform Params
 {
-    uint round;       // piece index scanned by this dispatch
-    uint queueLen;    // streams that have piece `round` (they come first)
-    uint budget;      // pieces one invocation may take per dispatch; 0: no limit (drain the queue)
-    uint pieceBytes;  // bytes per piece
-    uint hitCapacity; // entries in the hit ring
-    uint numGroups;   // DFA groups in the tables
+    uint mode;          // 0: main items; 1: a fix-up pass over the unbounded items
+    uint round;         // piece index scanned by this dispatch
+    uint headSlot;      // queue word this dispatch claims items from
+    uint counterSlot;   // queue words: items completed, items scanned again (fix-up)
+    uint numItems;      // items of this mode
+    uint budget;        // items one invocation may take per dispatch; 0: no limit (drain the queue)
+    uint pieceBytes;    // bytes per piece
+    uint hitCapacity;   // entries in the hit ring
+    uint numGroups;     // DFA groups in the tables
+    uint numSegments;
+    uint numUnbounded;
+    uint unboundedBase; // word offset of the unbounded items' arrays in ItemState
+    uint carryBase;     // word offset of the carried states in Segments
+    uint generation;    // fix-up: the generation this pass gives the items it scans again
+    uint pad0;
     uint pad1;
-    uint pad2;
 };
 
 layout(std430, binding = 1) readonly buffer Haystack { uint hay[]; };
 layout(std430, binding = 2) readonly buffer Transitions { uint trans[]; };
-// Group descriptors (8 words each), byte classes (256 words per group), accept indices and entries.
+// Group descriptors (12 words each: transitions base, classes, class base, accept index base, accept entry
+// base, start states for the three contexts, unbounded index or ~0), the unbounded groups' indices, byte
+// classes (256 words per group), accept indices and entries.
 layout(std430, binding = 3) readonly buffer Aux { uint aux[]; };
-// Per stream, 12 words: data start (haystack byte), length, own begin, own end (relative), group,
-// initial state (premultiplied), flags (bit 0: the stream ends at the end of its file), exit position, entry
-// position (where the state is recorded: state after the byte before it), 3 unused.
-layout(std430, binding = 4) readonly buffer Streams { uint streams[]; };
-// Per stream, 4 words: state, bytes done, state at the exit position, state at the entry position.
-layout(std430, binding = 5) buffer StreamState { uint sstate[]; };
-// [0] hit attempts, [1] streams completed, [2 + r] head of round r.
+// Per segment, 8 words: haystack offset of the bounded scan's start, its length, own begin, own end (relative
+// to that start), flags, haystack offset of the unbounded scan's start, carry slot, unused. Then the carried
+// states, numUnbounded per slot. Flags: bit 0 the segment ends its file; bits 1-2 and 3-4 the context before
+// the bounded and the unbounded scan (0 file start, 1 after a non-word byte, 2 after a word byte); bit 5 the
+// segment starts its chunk; bit 6 that chunk is the file's first.
+layout(std430, binding = 4) readonly buffer Segments { uint segs[]; };
+// Per main item, 2 words: state after its last piece, bytes done (~0 once a loop was cut). From unboundedBase,
+// per unbounded item (u * numSegments + segment): entry states, exit states, generations, active passes.
+layout(std430, binding = 5) buffer ItemState { uint istate[]; };
+// [0] hit attempts, then heads and counters at the slots the host gives each dispatch.
 layout(std430, binding = 6) buffer Queue { uint queue[]; };
-// Per hit, 3 words: stream, pattern, end (relative to the stream's data start).
-layout(std430, binding = 7) buffer Hits { uint hits[]; };
+// Per hit: main item, pattern, end relative to the item's own begin, generation.
+layout(std430, binding = 7) buffer Hits { uvec4 hits[]; };
 // The haystack again, 16 bytes at a time: one load feeds sixteen transitions.
 layout(std430, binding = 8) readonly buffer Haystack16 { uvec4 hay16[]; };
 
+const uint GROUP_WORDS = 12u;
+const uint NONE = 0xffffffffu;
 // Byte classes of the first SHARED_GROUPS groups, four per word, in shared memory: the class look-up is on
 // every byte's path, the transition look-up cannot be shared.
 const uint SHARED_GROUPS = 16u;
@@ -51,25 +74,40 @@ const uint ACCEPT_FLAG = 0x80000000u;
 const uint STATE_MASK = 0x7fffffffu;
 const uint PATTERN_MASK = 0x3fffffffu;
 
-void emitHit(uint sid, uint pattern, uint end)
+// What one scan of one item looks like; positions are relative to its first byte.
+struct Run
+{
+    uint hitId;
+    uint group;
+    uint dataStart;
+    uint len;
+    uint ownBegin;
+    uint ownEnd;
+    uint entryPos;
+    uint exitPos;
+    uint initState;
+    bool eof;
+    uint generation;
+    uint slot;   // main item whose ItemState words carry the state between rounds
+    uint uItem;  // unbounded item whose entry and exit states are recorded, or NONE
+};
+
+void emitHit(Run r, uint pattern, uint end)
 {
     uint slot = atomicAdd(queue[0], 1u);
-    if (slot < hitCapacity) {
-        hits[slot * 3u] = sid;
-        hits[slot * 3u + 1u] = pattern;
-        hits[slot * 3u + 2u] = end;
-    }
+    if (slot < hitCapacity)
+        hits[slot] = uvec4(r.hitId, pattern, end - r.ownBegin, r.generation);
 }
 
 // Reports the accept entries of `state` reached on the byte at `pos`: kind 0 ends at pos, kind 1 at pos - 1,
-// kind 2 only at the end of the file.
-void emitAccepts(uint sid, uint state, uint pos, uint numClasses, uint aiBase, uint aeBase, uint ownBegin,
-                 uint ownEnd, bool atEof)
+// kind 2 only at the end of the file. False when the loop was cut.
+bool emitAccepts(Run r, uint state, uint pos, uint numClasses, uint aiBase, uint aeBase, bool atEof)
 {
     uint st = state / numClasses;
     uint first = aux[aiBase + st];
     uint last = aux[aiBase + st + 1u];
-    for (uint k = first; k < last; ++k) {
+    uint k = first;
+    for (; k < last; ++k) {
         uint e = aux[aeBase + k];
         uint kind = e >> 30;
         uint end;
@@ -82,9 +120,10 @@ void emitAccepts(uint sid, uint state, uint pos, uint numClasses, uint aiBase, u
                 continue;
             end = kind == 0u ? pos : pos - 1u;
         }
-        if (end >= ownBegin && end < ownEnd)
-            emitHit(sid, e & PATTERN_MASK, end);
+        if (end >= r.ownBegin && end < r.ownEnd)
+            emitHit(r, e & PATTERN_MASK, end);
     }
+    return k == last;
 }
 
 uint classOf(uint g, uint cBase, uint byteValue)
@@ -94,18 +133,18 @@ uint classOf(uint g, uint cBase, uint byteValue)
     return aux[cBase + byteValue];
 }
 
-void scanPiece(uint sid)
+void recordAt(Run r, uint pos, uint s)
 {
-    uint b = sid * 12u;
-    uint dataStart = streams[b];
-    uint len = streams[b + 1u];
-    uint ownBegin = streams[b + 2u];
-    uint ownEnd = streams[b + 3u];
-    uint group = streams[b + 4u];
-    uint g = group * 8u;
-    uint flags = streams[b + 6u];
-    uint carryPos = streams[b + 7u];
-    uint entryPos = streams[b + 8u];
+    if (pos == r.exitPos)
+        istate[unboundedBase + numUnbounded * numSegments + r.uItem] = s;
+    if (pos == r.entryPos)
+        istate[unboundedBase + r.uItem] = s;
+}
+
+// Scans piece `round` of the run; true when the run ended with this piece and every loop ran to its bound.
+bool scanPiece(Run r)
+{
+    uint g = r.group * GROUP_WORDS;
     uint tBase = aux[g];
     uint numClasses = aux[g + 1u];
     uint cBase = aux[g + 2u];
@@ -113,60 +152,156 @@ void scanPiece(uint sid)
     uint aeBase = aux[g + 4u];
 
     uint begin = round * pieceBytes;
-    uint end = min(len, begin + pieceBytes);
-    uint s = round == 0u ? streams[b + 5u] : sstate[sid * 4u];
+    if (round > 0u && (begin >= r.len || istate[r.slot * 2u + 1u] != begin))
+        return false; // no piece here, or an earlier piece did not complete
+    uint end = min(r.len, begin + pieceBytes);
+    uint s = round == 0u ? r.initState : istate[r.slot * 2u];
+    bool intact = true;
     uint i = begin;
     // Bytes one at a time up to a 16-byte boundary of the haystack, then 16 at a time, then the tail.
-    uint alignedStart = min(end, begin + ((16u - ((dataStart + begin) & 15u)) & 15u));
+    uint alignedStart = min(end, begin + ((16u - ((r.dataStart + begin) & 15u)) & 15u));
     uint vectorEnd = alignedStart + ((end - alignedStart) & ~15u);
     for (; i < alignedStart; ++i) {
-        if (i == carryPos)
-            sstate[sid * 4u + 2u] = s;
-        if (i == entryPos)
-            sstate[sid * 4u + 3u] = s;
-        uint p = dataStart + i;
-        uint e = trans[tBase + s + classOf(group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
+        if (r.uItem != NONE)
+            recordAt(r, i, s);
+        uint p = r.dataStart + i;
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
-            emitAccepts(sid, s, i, numClasses, aiBase, aeBase, ownBegin, ownEnd, false);
+            intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
     }
+    intact = intact && i == alignedStart;
     for (; i < vectorEnd; i += 16u) {
-        uvec4 block = hay16[(dataStart + i) >> 4];
-        for (uint w = 0u; w < 4u; ++w) {
+        uvec4 block = hay16[(r.dataStart + i) >> 4];
+        uint w = 0u;
+        for (; w < 4u; ++w) {
             uint word = block[w];
-            for (uint k = 0u; k < 4u; ++k) {
+            uint k = 0u;
+            for (; k < 4u; ++k) {
                 uint pos = i + w * 4u + k;
-                if (pos == carryPos)
-                    sstate[sid * 4u + 2u] = s;
-                if (pos == entryPos)
-                    sstate[sid * 4u + 3u] = s;
-                uint e = trans[tBase + s + classOf(group, cBase, (word >> (k * 8u)) & 0xffu)];
+                if (r.uItem != NONE)
+                    recordAt(r, pos, s);
+                uint e = trans[tBase + s + classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu)];
                 s = e & STATE_MASK;
                 if ((e & ACCEPT_FLAG) != 0u)
-                    emitAccepts(sid, s, pos, numClasses, aiBase, aeBase, ownBegin, ownEnd, false);
+                    intact = emitAccepts(r, s, pos, numClasses, aiBase, aeBase, false) && intact;
             }
+            intact = intact && k == 4u;
         }
+        intact = intact && w == 4u;
     }
+    intact = intact && i == vectorEnd;
     for (; i < end; ++i) {
-        if (i == carryPos)
-            sstate[sid * 4u + 2u] = s;
-        if (i == entryPos)
-            sstate[sid * 4u + 3u] = s;
-        uint p = dataStart + i;
-        uint e = trans[tBase + s + classOf(group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
+        if (r.uItem != NONE)
+            recordAt(r, i, s);
+        uint p = r.dataStart + i;
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
-            emitAccepts(sid, s, i, numClasses, aiBase, aeBase, ownBegin, ownEnd, false);
+            intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
     }
-    sstate[sid * 4u] = s;
-    sstate[sid * 4u + 1u] = end;
-    if (end == len) {
-        if (carryPos == len)
-            sstate[sid * 4u + 2u] = s;
-        if ((flags & 1u) != 0u && len > 0u)
-            emitAccepts(sid, s, len - 1u, numClasses, aiBase, aeBase, ownBegin, ownEnd, true);
-        atomicAdd(queue[1], 1u);
+    intact = intact && i == end;
+    istate[r.slot * 2u] = s;
+    istate[r.slot * 2u + 1u] = intact ? end : NONE;
+    if (!intact || end != r.len)
+        return false;
+    if (r.uItem != NONE && r.exitPos == r.len)
+        recordAt(r, r.len, s);
+    if (r.eof && r.len > 0u)
+        return emitAccepts(r, s, r.len - 1u, numClasses, aiBase, aeBase, true);
+    return true;
+}
+
+uint startState(uint g, uint context)
+{
+    return aux[g * GROUP_WORDS + 5u + context];
+}
+
+// Main item `idx`: true when it completed with this round.
+bool runMain(uint idx)
+{
+    uint group = idx / numSegments;
+    uint seg = idx % numSegments;
+    uint b = seg * 8u;
+    uint flags = segs[b + 4u];
+    Run r;
+    r.hitId = idx;
+    r.group = group;
+    r.eof = (flags & 1u) != 0u;
+    r.generation = 0u;
+    r.slot = idx;
+    uint u = aux[group * GROUP_WORDS + 8u];
+    if (u == NONE) {
+        r.dataStart = segs[b];
+        r.len = segs[b + 1u];
+        r.ownBegin = segs[b + 2u];
+        r.ownEnd = segs[b + 3u];
+        r.entryPos = NONE;
+        r.exitPos = NONE;
+        r.initState = startState(group, (flags >> 1) & 3u);
+        r.uItem = NONE;
+    } else {
+        uint uStart = segs[b + 5u];
+        uint skip = uStart - segs[b]; // the bounded scan's start minus the unbounded's, wrapping when negative
+        r.dataStart = uStart;
+        r.len = segs[b + 1u] - skip;
+        r.ownBegin = segs[b + 2u] - skip;
+        r.ownEnd = segs[b + 3u] - skip;
+        r.exitPos = r.ownEnd;
+        r.uItem = u * numSegments + seg;
+        if (round == 0u) {
+            // Words of an earlier batch: nothing has scanned this item again yet.
+            istate[unboundedBase + 2u * numUnbounded * numSegments + r.uItem] = 0u;
+            istate[unboundedBase + 3u * numUnbounded * numSegments + r.uItem] = 0u;
+        }
+        if ((flags & 32u) != 0u) {
+            r.entryPos = NONE;
+            r.initState = (flags & 64u) != 0u ? startState(group, 0u) : segs[carryBase + segs[b + 6u] * numUnbounded + u];
+        } else {
+            r.entryPos = r.ownBegin;
+            r.initState = startState(group, (flags >> 3) & 3u);
+        }
     }
+    return scanPiece(r);
+}
+
+// Fix-up of unbounded item `idx` (u * numSegments + segment): true when it completed with this round.
+bool runFixup(uint idx)
+{
+    uint u = idx / numSegments;
+    uint seg = idx % numSegments;
+    uint b = seg * 8u;
+    uint flags = segs[b + 4u];
+    uint activeAt = unboundedBase + 3u * numUnbounded * numSegments + idx;
+    if (round == 0u) {
+        if ((flags & 32u) != 0u)
+            return true; // a chunk's first segment started from the true state
+        uint previousExit = istate[unboundedBase + numUnbounded * numSegments + idx - 1u];
+        if (istate[unboundedBase + idx] == previousExit)
+            return true;
+        istate[unboundedBase + idx] = previousExit;
+        istate[unboundedBase + 2u * numUnbounded * numSegments + idx] = generation;
+        istate[activeAt] = generation;
+        atomicAdd(queue[counterSlot + 1u], 1u);
+    } else if (istate[activeAt] != generation) {
+        return false; // not scanned again in this pass: it completed in round 0
+    }
+    uint group = aux[numGroups * GROUP_WORDS + u];
+    Run r;
+    r.hitId = group * numSegments + seg;
+    r.group = group;
+    r.dataStart = segs[b] + segs[b + 2u];
+    r.len = segs[b + 1u] - segs[b + 2u];
+    r.ownBegin = 0u;
+    r.ownEnd = segs[b + 3u] - segs[b + 2u];
+    r.entryPos = NONE;
+    r.exitPos = r.ownEnd;
+    r.initState = istate[unboundedBase + idx];
+    r.eof = (flags & 1u) != 0u;
+    r.generation = generation;
+    r.slot = r.hitId;
+    r.uItem = idx;
+    return scanPiece(r);
 }
 
 void main()
@@ -175,7 +310,7 @@ void main()
     uint sharedGroups = min(numGroups, SHARED_GROUPS);
     for (uint k = gl_LocalInvocationID.x; k < sharedGroups * 64u; k += gl_WorkGroupSize.x) {
         uint g = k / 64u;
-        uint cBase = aux[g * 8u + 2u] + (k % 64u) * 4u;
+        uint cBase = aux[g * GROUP_WORDS + 2u] + (k % 64u) * 4u;
         sharedClasses[k] = aux[cBase] | (aux[cBase + 1u] << 8) | (aux[cBase + 2u] << 16) | (aux[cBase + 3u] << 24);
     }
     barrier();
@@ -184,10 +319,12 @@ void main()
     for (;;) {
         if (budget != 0u && taken >= budget)
             break;
-        uint idx = atomicAdd(queue[2u + round], 1u);
-        if (idx >= queueLen)
+        uint idx = atomicAdd(queue[headSlot], 1u);
+        if (idx >= numItems)
             break;
-        scanPiece(idx);
+        bool completed = mode == 0u ? runMain(idx) : runFixup(idx);
+        if (completed)
+            atomicAdd(queue[counterSlot], 1u);
         ++taken;
     }
 }

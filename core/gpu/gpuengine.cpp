@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -23,11 +24,10 @@ double msSince(Clock::time_point t0)
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-constexpr int kStreamWords = 12;
-constexpr int kStreamStateWords = 4;
-constexpr int kHitWords = 3;
-constexpr int kGroupWords = 8;
-constexpr uint32_t kNoCarry = 0xffffffffu;
+constexpr int kSegmentWords = 8;
+constexpr int kHitWords = 4;
+constexpr int kGroupWords = 12;
+constexpr uint32_t kNone = 0xffffffffu;
 // Mesa's software drivers end an invocation after 65,535 loop iterations: one piece of this many bytes per
 // invocation and dispatch leaves room for the hit loops.
 constexpr uint32_t kLimitedPieceBytes = 16384;
@@ -42,17 +42,56 @@ constexpr size_t kMaxCachedPlans = 32;
 // state as the segment before it did; where not, it runs again (see runOnGpu).
 constexpr int64_t kUnboundedWarmup = 512;
 constexpr int kMaxFixupPasses = 4096;
+// Fix-up passes recorded per frame: one that finds nothing to scan again costs a few microseconds on a large
+// GPU, a frame (a host round trip) far more.
+constexpr int kFixupPassesPerFrame = 8;
 
+// The kernel's Params block (shaders/scan.comp).
 struct ParamsBlock
 {
+    uint32_t mode;
     uint32_t round;
-    uint32_t queueLen;
+    uint32_t headSlot;
+    uint32_t counterSlot;
+    uint32_t numItems;
     uint32_t budget;
     uint32_t pieceBytes;
     uint32_t hitCapacity;
     uint32_t numGroups;
+    uint32_t numSegments;
+    uint32_t numUnbounded;
+    uint32_t unboundedBase;
+    uint32_t carryBase;
+    uint32_t generation;
     uint32_t pad[2];
 };
+
+constexpr uint32_t kEndsFile = 1;
+constexpr uint32_t kChunkStart = 32;
+constexpr uint32_t kFirstChunk = 64;
+constexpr int kBoundedContextShift = 1;
+constexpr int kUnboundedContextShift = 3;
+
+// Runs fn(begin, end) over [0, count) in slices on up to `threads` threads.
+template<typename F>
+void parallelSlices(size_t count, size_t minSlice, F &&fn)
+{
+    const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                            std::max<size_t>(1, count / std::max<size_t>(1, minSlice)));
+    if (threads <= 1) {
+        fn(size_t(0), count, size_t(0));
+        return;
+    }
+    std::vector<std::thread> pool;
+    const size_t part = (count + threads - 1) / threads;
+    for (size_t k = 0; k < threads; ++k) {
+        const size_t begin = std::min(count, k * part);
+        const size_t end = std::min(count, begin + part);
+        pool.emplace_back([&fn, begin, end, k] { fn(begin, end, k); });
+    }
+    for (auto &th : pool)
+        th.join();
+}
 
 // Spreads a large copy over a few threads: one thread's memcpy is slower than reading the files was.
 void parallelCopy(uint8_t *dst, const uint8_t *src, int64_t bytes)
@@ -86,23 +125,19 @@ int64_t roundUp16(int64_t v)
 
 } // namespace
 
-struct GpuEngine::Stream
+// One kernel launch's worth of work: every item of a mode, one piece (round) of each.
+struct GpuEngine::Phase
 {
-    uint32_t words[kStreamWords];
-    uint32_t batchFile;
-    int64_t scanBegin; // file offset of relative position 0
-    int unboundedIndex; // -1 for bounded groups
-};
-
-struct GpuEngine::DispatchOutput
-{
-    std::vector<uint32_t> state;                            // kStreamStateWords per stream, caller's order
-    std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> hits; // stream, pattern, end relative to its start
+    uint32_t mode = 0; // 0 main items, 1 a fix-up pass over the unbounded items
+    uint32_t round = 0;
+    uint32_t items = 0;
+    uint32_t generation = 0;
+    int pass = -1;     // fix-up pass index within the frame
 };
 
 struct GpuEngine::Plan
 {
-    std::vector<uint32_t> dispatchRounds; // the round of each dispatch, in order; a new round is a new pass
+    std::vector<uint32_t> dispatchPhases; // the phase of each dispatch, in order; a new phase is a new pass
 };
 
 std::unique_ptr<GpuEngine> GpuEngine::create(const RhiDeviceOptions &options, QString *error)
@@ -141,6 +176,7 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
     m_loopLimited = info.deviceType == QLatin1String("cpu") || name.contains(QLatin1String("llvmpipe"))
         || name.contains(QLatin1String("lavapipe")) || name.contains(QLatin1String("softpipe"));
     m_timer = std::make_unique<GpuTimer>(*m_device);
+    m_profile = qEnvironmentVariableIsSet("HITSCOPE_GPU_PROFILE");
 }
 
 GpuEngine::~GpuEngine()
@@ -154,8 +190,8 @@ GpuEngine::~GpuEngine()
     m_haystack.reset();
     m_transitions.reset();
     m_aux.reset();
-    m_streams.reset();
-    m_streamState.reset();
+    m_segments.reset();
+    m_itemState.reset();
     m_queue.reset();
     m_hits.reset();
 }
@@ -219,8 +255,8 @@ bool GpuEngine::ensureBindings(QString *error)
         QRhiShaderResourceBinding::bufferLoad(1, stage, m_haystack.get()),
         QRhiShaderResourceBinding::bufferLoad(2, stage, m_transitions.get()),
         QRhiShaderResourceBinding::bufferLoad(3, stage, m_aux.get()),
-        QRhiShaderResourceBinding::bufferLoad(4, stage, m_streams.get()),
-        QRhiShaderResourceBinding::bufferLoadStore(5, stage, m_streamState.get()),
+        QRhiShaderResourceBinding::bufferLoad(4, stage, m_segments.get()),
+        QRhiShaderResourceBinding::bufferLoadStore(5, stage, m_itemState.get()),
         QRhiShaderResourceBinding::bufferLoadStore(6, stage, m_queue.get()),
         QRhiShaderResourceBinding::bufferLoadStore(7, stage, m_hits.get()),
         QRhiShaderResourceBinding::bufferLoad(8, stage, m_haystack.get()),
@@ -282,7 +318,7 @@ const GpuEngine::Plan &GpuEngine::planFor(const std::vector<uint32_t> &queueLens
     for (uint32_t r = 0; r < queueLens.size(); ++r) {
         const int64_t waves = budget == 0 ? 1 : (int64_t(queueLens[r]) + perDispatch - 1) / perDispatch;
         for (int64_t w = 0; w < std::max<int64_t>(1, waves); ++w)
-            plan->dispatchRounds.push_back(r);
+            plan->dispatchPhases.push_back(r);
     }
     m_plans.emplace_front(key, std::move(plan));
     if (m_plans.size() > kMaxCachedPlans)
@@ -299,13 +335,19 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     // Transitions of every group back to back; aux: group descriptors, byte classes, accept lists.
     std::vector<uint32_t> trans;
     std::vector<uint32_t> aux(catalog.groups.size() * kGroupWords, 0);
+    uint32_t unbounded = 0;
     for (size_t g = 0; g < catalog.groups.size(); ++g) {
         const Dfa &d = catalog.groups[g].dfa;
         uint32_t *desc = aux.data() + g * kGroupWords;
         desc[0] = uint32_t(trans.size());
         desc[1] = d.numClasses;
+        std::copy(d.start.begin(), d.start.end(), desc + 5);
+        desc[8] = catalog.groups[g].unbounded() ? unbounded++ : kNone;
         trans.insert(trans.end(), d.transitions.begin(), d.transitions.end());
     }
+    for (size_t g = 0; g < catalog.groups.size(); ++g)
+        if (catalog.groups[g].unbounded())
+            aux.push_back(uint32_t(g));
     for (size_t g = 0; g < catalog.groups.size(); ++g) {
         const Dfa &d = catalog.groups[g].dfa;
         aux[g * kGroupWords + 2] = uint32_t(aux.size());
@@ -330,31 +372,6 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     *uploaded = tBytes + aBytes;
     m_tablesFingerprint = catalog.fingerprint;
     m_tablesUploaded = true;
-    return true;
-}
-
-bool GpuEngine::readBack(QRhiBuffer *buffer, int offset, int bytes, QByteArray *out)
-{
-    QRhi *rhi = m_device->rhi();
-    QRhiBufferReadbackResult rb;
-    bool done = false;
-    rb.completed = [&done] { done = true; };
-    {
-        RhiFrame frame(rhi);
-        if (!frame.isActive())
-            return false;
-        QRhiResourceUpdateBatch *u = rhi->nextResourceUpdateBatch();
-        u->readBackBuffer(buffer, offset, bytes, &rb);
-        frame.commandBuffer()->resourceUpdate(u);
-        if (frame.end() != QRhi::FrameOpSuccess)
-            return false;
-    }
-    if (!done) {
-        RhiFrame frame(rhi); // OpenGL may complete read-backs at the next frame
-    }
-    if (!done || rb.data.size() != bytes)
-        return false;
-    *out = rb.data;
     return true;
 }
 
@@ -386,6 +403,7 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
 bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                          const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
+    const auto t0 = Clock::now();
     const uint8_t *haystack = batch.haystack.get();
     BatchTelemetry &t = result.telemetry;
     t.engine = name();
@@ -393,185 +411,315 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     t.device = m_device->deviceName();
 
     std::vector<int> unbounded;
-    for (int g = 0; g < int(catalog.groups.size()); ++g)
-        if (catalog.groups[size_t(g)].unbounded())
-            unbounded.push_back(g);
-    result.carryOut.assign(batch.files.size() * unbounded.size(), 0);
-
-    std::vector<Stream> streams;
-    streams.reserve(batch.segments.size() * catalog.groups.size());
-    auto addStream = [&](uint32_t batchFile, int group, int64_t scanBegin, int64_t scanEnd, int64_t ownBegin,
-                         int64_t ownEnd, uint32_t state, bool eof, int64_t entryAt, int64_t exitAt, int unboundedIndex) {
-        const BatchFile &bf = batch.files[batchFile];
-        Stream s {};
-        s.words[0] = uint32_t(bf.dataOffset + (scanBegin - bf.holdBegin));
-        s.words[1] = uint32_t(scanEnd - scanBegin);
-        s.words[2] = uint32_t(ownBegin - scanBegin);
-        s.words[3] = uint32_t(ownEnd - scanBegin);
-        s.words[4] = uint32_t(group);
-        s.words[5] = state;
-        s.words[6] = eof ? 1u : 0u;
-        s.words[7] = exitAt < 0 ? kNoCarry : uint32_t(exitAt - scanBegin);
-        s.words[8] = entryAt < 0 ? kNoCarry : uint32_t(entryAt - scanBegin);
-        s.batchFile = batchFile;
-        s.scanBegin = scanBegin;
-        s.unboundedIndex = unboundedIndex;
-        streams.push_back(s);
-    };
-    auto contextState = [&](const Dfa &dfa, const BatchFile &bf, int64_t scanBegin) {
-        if (scanBegin == 0)
-            return dfa.start[Dfa::AtFileStart];
-        return dfa.start[isWordByte(*bf.at(haystack, scanBegin - 1)) ? Dfa::AfterWord : Dfa::AfterNonWord];
-    };
+    std::vector<uint32_t> unboundedIndex(catalog.groups.size(), kNone);
     for (int g = 0; g < int(catalog.groups.size()); ++g) {
-        if (catalog.groups[size_t(g)].unbounded())
-            continue;
-        const Dfa &dfa = catalog.groups[size_t(g)].dfa;
-        for (const Segment &seg : batch.segments) {
-            const BatchFile &bf = batch.files[seg.batchFile];
-            addStream(seg.batchFile, g, seg.scanBegin, seg.scanEnd, seg.ownBegin, seg.ownEnd,
-                      contextState(dfa, bf, seg.scanBegin), seg.scanEnd == bf.fileSize, -1, -1, -1);
+        if (catalog.groups[size_t(g)].unbounded()) {
+            unboundedIndex[size_t(g)] = uint32_t(unbounded.size());
+            unbounded.push_back(g);
         }
     }
-    // Unbounded groups: the same segments, each started speculatively a warm-up before it owns bytes, so that
-    // a long file is scanned by many lanes. The state a segment reaches where it starts owning bytes is
-    // checked against the state the previous segment ended in; where they differ, the segment runs again
-    // from the true state (a DFA is deterministic: equal states at one position give equal futures).
-    const size_t firstUnbounded = streams.size();
-    for (size_t u = 0; u < unbounded.size(); ++u) {
-        const Dfa &dfa = catalog.groups[size_t(unbounded[u])].dfa;
-        for (const Segment &seg : batch.segments) {
-            const BatchFile &bf = batch.files[seg.batchFile];
-            const bool chunkStart = seg.ownBegin == bf.ownBegin;
-            int64_t scanBegin = seg.ownBegin;
-            uint32_t state;
-            if (chunkStart) {
-                state = bf.firstChunk ? dfa.start[Dfa::AtFileStart] : carryIn[seg.batchFile * unbounded.size() + u];
-            } else {
-                scanBegin = std::max(bf.ownBegin, seg.ownBegin - kUnboundedWarmup);
-                state = contextState(dfa, bf, scanBegin);
-            }
-            addStream(seg.batchFile, unbounded[u], scanBegin, seg.scanEnd, seg.ownBegin, seg.ownEnd, state,
-                      seg.scanEnd == bf.fileSize, chunkStart ? -1 : seg.ownBegin, seg.ownEnd, int(u));
-        }
-    }
-    t.workItems = int64_t(streams.size());
-    if (streams.empty())
+    result.carryOut.assign(batch.files.size() * unbounded.size(), 0);
+    const uint64_t numSegments = batch.segments.size();
+    const uint64_t numGroups = catalog.groups.size();
+    const uint64_t numUnbounded = unbounded.size();
+    const uint64_t mainItems = numSegments * numGroups;
+    t.workItems = int64_t(mainItems);
+    if (mainItems == 0)
         return true;
-
-    DispatchOutput out;
-    if (!dispatch(batch, catalog, params, streams, true, t, out, error))
+    const uint64_t unboundedItems = numSegments * numUnbounded;
+    const uint64_t unboundedBase = mainItems * 2;
+    const uint64_t stateWords = unboundedBase + unboundedItems * 4;
+    if (mainItems >= kNone || stateWords >= (uint64_t(1) << 31)) {
+        *error = QStringLiteral("%1 work items are too many for one GPU batch").arg(mainItems);
         return false;
-    // Hits tagged with their stream, so that a re-run segment's speculative hits can be dropped at the end.
-    struct TaggedHit
-    {
-        uint32_t stream;
-        uint16_t pass;
-        RawHit hit;
+    }
+
+    // The segment table: what the kernel needs to derive every (segment, group) item, 8 words per segment.
+    // Unbounded groups start each segment a warm-up before the bytes it owns, so that its DFA usually reaches
+    // the state the previous segment ended in; the fix-up passes scan again where it did not.
+    auto context = [&](const BatchFile &bf, int64_t scanBegin) -> uint32_t {
+        if (scanBegin == 0)
+            return Dfa::AtFileStart;
+        return isWordByte(*bf.at(haystack, scanBegin - 1)) ? Dfa::AfterWord : Dfa::AfterNonWord;
     };
-    std::vector<TaggedHit> tagged;
-    tagged.reserve(out.hits.size());
-    for (const auto &[sid, pattern, end] : out.hits)
-        tagged.push_back({ sid, 0, { streams[sid].batchFile, pattern, streams[sid].scanBegin + int64_t(end) } });
-    std::vector<uint16_t> superseded(streams.size(), 0); // the pass whose hits count, per stream
-    std::vector<uint32_t> exitState(streams.size());
-    for (size_t i = 0; i < streams.size(); ++i)
-        exitState[i] = out.state[i * kStreamStateWords + 2];
-
-    // Segments of one unbounded chunk are consecutive in `streams`: fix the chains until every entry agrees.
-    for (int pass = 0;; ++pass) {
-        std::vector<size_t> rerun;
-        std::vector<Stream> again;
-        for (size_t i = firstUnbounded + 1; i < streams.size(); ++i) {
-            const Stream &s = streams[i];
-            if (s.words[8] == kNoCarry)
-                continue; // a chunk's first segment starts from the true state
-            const uint32_t entry = out.state[i * kStreamStateWords + 3];
-            if (entry == exitState[i - 1])
-                continue;
-            Stream fixed = s;
-            const int64_t ownBegin = s.scanBegin + s.words[8];
-            const BatchFile &bf = batch.files[s.batchFile];
-            fixed.words[0] = uint32_t(bf.dataOffset + (ownBegin - bf.holdBegin));
-            fixed.words[1] = s.words[1] - s.words[8];
-            fixed.words[2] = 0;
-            fixed.words[3] = s.words[3] - s.words[8];
-            fixed.words[5] = exitState[i - 1];
-            fixed.words[7] = s.words[7] - s.words[8];
-            fixed.words[8] = 0; // its entry is now the true state by construction
-            fixed.scanBegin = ownBegin;
-            rerun.push_back(i);
-            again.push_back(fixed);
+    std::vector<uint32_t> &words = m_segmentWords;
+    words.assign(numSegments * kSegmentWords, 0);
+    std::vector<uint32_t> carry;
+    // The last segment of every chunk that continues in the next batch: its exit states are carried.
+    std::vector<std::pair<uint32_t, uint32_t>> carriedOut; // (batch file, segment)
+    for (size_t i = 0; i < numSegments; ++i) {
+        const Segment &seg = batch.segments[i];
+        const BatchFile &bf = batch.files[seg.batchFile];
+        uint32_t *w = words.data() + i * kSegmentWords;
+        const bool chunkStart = seg.ownBegin == bf.ownBegin;
+        const int64_t uBegin = chunkStart ? seg.ownBegin : std::max(bf.ownBegin, seg.ownBegin - kUnboundedWarmup);
+        w[0] = uint32_t(bf.dataOffset + (seg.scanBegin - bf.holdBegin));
+        w[1] = uint32_t(seg.scanEnd - seg.scanBegin);
+        w[2] = uint32_t(seg.ownBegin - seg.scanBegin);
+        w[3] = uint32_t(seg.ownEnd - seg.scanBegin);
+        w[4] = (seg.scanEnd == bf.fileSize ? kEndsFile : 0) | (context(bf, seg.scanBegin) << kBoundedContextShift)
+            | (chunkStart ? kChunkStart : 0) | (bf.firstChunk ? kFirstChunk : 0);
+        if (numUnbounded == 0)
+            continue;
+        if (!chunkStart)
+            w[4] |= context(bf, uBegin) << kUnboundedContextShift;
+        w[5] = uint32_t(bf.dataOffset + (uBegin - bf.holdBegin));
+        w[6] = kNone;
+        if (chunkStart && !bf.firstChunk) {
+            w[6] = uint32_t(carry.size() / numUnbounded);
+            for (uint64_t u = 0; u < numUnbounded; ++u)
+                carry.push_back(carryIn[seg.batchFile * numUnbounded + u]);
         }
-        if (rerun.empty())
+        if (!bf.lastChunk && seg.ownEnd == bf.ownEnd)
+            carriedOut.emplace_back(seg.batchFile, uint32_t(i));
+    }
+    const uint64_t carryBase = words.size();
+    words.insert(words.end(), carry.begin(), carry.end());
+    const double buildMs = msSince(t0);
+
+    const uint32_t pieceBytes = m_loopLimited ? kLimitedPieceBytes : kUnlimitedPieceBytes;
+    uint64_t longest = 0;
+    for (size_t i = 0; i < numSegments; ++i) {
+        const uint32_t *w = words.data() + i * kSegmentWords;
+        longest = std::max<uint64_t>(longest, w[1]);
+        if (numUnbounded > 0)
+            longest = std::max<uint64_t>(longest, uint64_t(w[0]) + w[1] - w[5]);
+    }
+    const uint32_t rounds = uint32_t(std::max<uint64_t>(1, (longest + pieceBytes - 1) / pieceBytes));
+
+    int64_t capacity = params.hitCapacity > 0
+        ? params.hitCapacity
+        : std::max(m_hitCapacity, m_loopLimited ? kDefaultHitCapacityLimited : kDefaultHitCapacity);
+    const int64_t maxCapacity = std::max<int64_t>(1, m_device->limits().maxStorageBufferRange / (kHitWords * 4));
+    if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, roundUp16(roundUp4(batch.used)), error)
+        || !ensureBuffer(m_segments, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(words.size()) * 4, error)
+        || !ensureBuffer(m_itemState, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(stateWords) * 4, error))
+        return false;
+
+    // Queue words of a frame: [0] hit attempts, a head per phase, items completed by the main phases, then per
+    // fix-up pass items completed and items scanned again.
+    auto paramWords = [&](const std::vector<Phase> &phases, int64_t cap) {
+        const uint32_t counters = 1 + uint32_t(phases.size());
+        std::vector<uint32_t> out(phases.size() * (sizeof(ParamsBlock) / 4));
+        for (size_t k = 0; k < phases.size(); ++k) {
+            const Phase &ph = phases[k];
+            ParamsBlock p {};
+            p.mode = ph.mode;
+            p.round = ph.round;
+            p.headSlot = uint32_t(1 + k);
+            p.counterSlot = ph.mode == 0 ? counters : counters + 1 + 2 * uint32_t(ph.pass);
+            p.numItems = ph.items;
+            p.budget = m_loopLimited ? 1 : 0;
+            p.pieceBytes = pieceBytes;
+            p.hitCapacity = uint32_t(std::min<int64_t>(cap, 0xffffffffu));
+            p.numGroups = uint32_t(numGroups);
+            p.numSegments = uint32_t(numSegments);
+            p.numUnbounded = uint32_t(numUnbounded);
+            p.unboundedBase = uint32_t(unboundedBase);
+            p.carryBase = uint32_t(carryBase);
+            p.generation = ph.generation;
+            std::memcpy(out.data() + k * (sizeof(ParamsBlock) / 4), &p, sizeof p);
+        }
+        return out;
+    };
+
+    double frameMs = 0;
+    int frames = 0, passes = 0;
+    int64_t rescanned = 0;
+    bool uploadHaystack = true;
+    uint32_t attempts = 0;
+    for (;;) {
+        if (!ensureBuffer(m_hits, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, capacity * kHitWords * 4, error))
+            return false;
+        // The main items and a first few fix-up passes in one frame, more passes in frames of their own until
+        // a pass finds no unbounded segment to scan again.
+        attempts = 0;
+        rescanned = 0;
+        passes = 0;
+        bool converged = numUnbounded == 0;
+        bool overflow = false;
+        bool first = true;
+        uint32_t generation = 0;
+        while (first || !converged) {
+            std::vector<Phase> phases;
+            if (first) {
+                for (uint32_t r = 0; r < rounds; ++r)
+                    phases.push_back({ 0, r, uint32_t(mainItems), 0, -1 });
+            }
+            const int fixups = converged ? 0 : kFixupPassesPerFrame;
+            for (int k = 0; k < fixups; ++k) {
+                ++generation;
+                for (uint32_t r = 0; r < rounds; ++r)
+                    phases.push_back({ 1, r, uint32_t(unboundedItems), generation, k });
+            }
+            std::vector<uint32_t> phaseItems;
+            for (const Phase &ph : phases)
+                phaseItems.push_back(ph.items);
+            std::vector<uint32_t> q;
+            const auto f0 = Clock::now();
+            const int queueWords = 2 + int(phases.size()) + 2 * fixups;
+            if (!runFrame(batch, catalog, params, phaseItems, paramWords(phases, capacity), queueWords, attempts,
+                          first && uploadHaystack, t, q, error))
+                return false;
+            frameMs += msSince(f0);
+            ++frames;
+            if (first)
+                uploadHaystack = false; // a re-run for a full hit ring finds the haystack and the table resident
+            const uint32_t counters = 1 + uint32_t(phases.size());
+            if (first && q[counters] != mainItems) {
+                *error = QStringLiteral("%1 of %2 GPU work items completed").arg(q[counters]).arg(mainItems);
+                return false;
+            }
+            for (int k = 0; k < fixups; ++k) {
+                const uint32_t done = q[counters + 1 + 2 * k];
+                const uint32_t again = q[counters + 2 + 2 * k];
+                if (done != unboundedItems) {
+                    *error = QStringLiteral("%1 of %2 GPU fix-up items completed").arg(done).arg(unboundedItems);
+                    return false;
+                }
+                if (converged)
+                    continue;
+                ++passes;
+                rescanned += again;
+                converged = again == 0;
+            }
+            attempts = q[0];
+            first = false;
+            if (int64_t(attempts) > capacity) {
+                overflow = true;
+                break;
+            }
+            if (!converged && passes >= kMaxFixupPasses) {
+                *error = QStringLiteral("unbounded patterns did not settle after %1 passes").arg(passes);
+                return false;
+            }
+        }
+        if (!overflow)
             break;
-        if (pass >= kMaxFixupPasses) {
-            *error = QStringLiteral("unbounded patterns did not settle after %1 passes").arg(pass);
+        // A full ring is never truncated: run again with room for every hit.
+        t.hitsRerun += attempts;
+        if (attempts > maxCapacity) {
+            *error = QStringLiteral("%1 hits do not fit in the largest GPU hit ring").arg(attempts);
             return false;
         }
-        DispatchOutput fix;
-        if (!dispatch(batch, catalog, params, again, false, t, fix, error))
-            return false;
-        t.hitsRerun += int64_t(fix.hits.size());
-        // Earlier hits of a stream that runs again are superseded; its new hits are tagged with the pass.
-        for (size_t k = 0; k < rerun.size(); ++k) {
-            const size_t i = rerun[k];
-            streams[i] = again[k];
-            ++superseded[i];
-            exitState[i] = fix.state[k * kStreamStateWords + 2];
-            out.state[i * kStreamStateWords + 3] = again[k].words[5];
-        }
-        for (const auto &[k, pattern, end] : fix.hits) {
-            const uint32_t i = uint32_t(rerun[k]);
-            tagged.push_back({ i, superseded[i], { streams[i].batchFile, pattern, streams[i].scanBegin + int64_t(end) } });
-        }
+        capacity = std::min<int64_t>(maxCapacity, std::max<int64_t>(attempts, capacity * 2));
+        if (params.hitCapacity <= 0)
+            m_hitCapacity = capacity;
     }
 
-    result.hits.reserve(tagged.size());
-    for (const TaggedHit &h : tagged)
-        if (h.pass == superseded[h.stream])
-            result.hits.push_back(h.hit);
-    const size_t total = result.hits.size();
-    for (size_t i = firstUnbounded; i < streams.size(); ++i) {
-        const Stream &s = streams[i];
-        const BatchFile &bf = batch.files[s.batchFile];
-        if (!bf.lastChunk && s.scanBegin + int64_t(s.words[3]) == bf.ownEnd)
-            result.carryOut[s.batchFile * unbounded.size() + size_t(s.unboundedIndex)] = exitState[i];
+    // Read back the hits, the generation of every unbounded item when some were scanned again, and the exit
+    // states carried to the next batch.
+    const auto r0 = Clock::now();
+    QRhi *rhi = m_device->rhi();
+    std::vector<std::unique_ptr<QRhiBufferReadbackResult>> reads;
+    auto addRead = [&](QRhiResourceUpdateBatch *u, QRhiBuffer *b, int64_t offset, int64_t bytes) {
+        reads.push_back(std::make_unique<QRhiBufferReadbackResult>());
+        u->readBackBuffer(b, int(offset), int(bytes), reads.back().get());
+    };
+    {
+        RhiFrame frame(rhi);
+        if (!frame.isActive()) {
+            *error = QStringLiteral("cannot begin a GPU frame");
+            m_disabled = true;
+            return false;
+        }
+        QRhiResourceUpdateBatch *u = rhi->nextResourceUpdateBatch();
+        addRead(u, m_hits.get(), 0, std::max<int64_t>(16, int64_t(attempts) * kHitWords * 4));
+        addRead(u, m_itemState.get(), int64_t(unboundedBase + unboundedItems * 2) * 4,
+                rescanned > 0 ? int64_t(unboundedItems) * 4 : 4);
+        for (const auto &[file, seg] : carriedOut)
+            for (uint64_t uIdx = 0; uIdx < numUnbounded; ++uIdx)
+                addRead(u, m_itemState.get(), int64_t(unboundedBase + unboundedItems + uIdx * numSegments + seg) * 4, 4);
+        frame.commandBuffer()->resourceUpdate(u);
+        if (frame.end() != QRhi::FrameOpSuccess) {
+            *error = QStringLiteral("the GPU device failed (frame result %1)").arg(int(frame.result()));
+            m_disabled = true;
+            return false;
+        }
     }
+    for (const auto &r : reads) {
+        if (r->data.isEmpty()) {
+            RhiFrame frame(rhi); // OpenGL may complete read-backs at the next frame
+            break;
+        }
+    }
+    for (const auto &r : reads) {
+        if (r->data.isEmpty()) {
+            *error = QStringLiteral("the GPU read-back did not complete");
+            return false;
+        }
+        t.bytesReadBack += r->data.size();
+    }
+    for (size_t k = 0; k < carriedOut.size(); ++k)
+        for (uint64_t uIdx = 0; uIdx < numUnbounded; ++uIdx)
+            result.carryOut[carriedOut[k].first * numUnbounded + uIdx]
+                = *reinterpret_cast<const uint32_t *>(reads[2 + k * numUnbounded + uIdx]->data.constData());
+    const double readMs = msSince(r0);
+
+    // Hits to file offsets, on several threads when there are many; a hit of an unbounded item counts only
+    // when it comes from the item's last scan.
+    const auto h0 = Clock::now();
+    const auto *h = reinterpret_cast<const uint32_t *>(reads[0]->data.constData());
+    const auto *generations = reinterpret_cast<const uint32_t *>(reads[1]->data.constData());
+    const bool filter = rescanned > 0;
+    std::vector<std::vector<RawHit>> parts(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<int64_t> rerunHits(parts.size(), 0);
+    parallelSlices(attempts, 1 << 16, [&](size_t begin, size_t end, size_t k) {
+        std::vector<RawHit> &out = parts[k];
+        out.reserve(end - begin);
+        int64_t rerun = 0;
+        for (size_t i = begin; i < end; ++i) {
+            const uint32_t *e = h + i * kHitWords;
+            const uint32_t group = uint32_t(e[0] / numSegments);
+            const uint32_t seg = uint32_t(e[0] % numSegments);
+            if (e[3] != 0) {
+                ++rerun;
+                if (generations[unboundedIndex[group] * numSegments + seg] != e[3])
+                    continue;
+            } else if (filter && unboundedIndex[group] != kNone
+                       && generations[unboundedIndex[group] * numSegments + seg] != 0) {
+                continue;
+            }
+            const Segment &s = batch.segments[seg];
+            out.push_back({ s.batchFile, e[1], s.ownBegin + int64_t(e[2]) });
+        }
+        rerunHits[k] = rerun;
+    });
+    size_t total = 0;
+    for (size_t k = 0; k < parts.size(); ++k) {
+        total += parts[k].size();
+        t.hitsRerun += rerunHits[k];
+    }
+    result.hits.clear();
+    result.hits.reserve(total);
+    for (const auto &p : parts)
+        result.hits.insert(result.hits.end(), p.begin(), p.end());
     t.hits = int64_t(total);
+    if (m_profile)
+        std::fprintf(stderr,
+                     "gpu batch %d: %llu segments, %llu items; table %.1f ms, %d frames %.1f ms (kernel %.1f ms), "
+                     "%d fix-up passes scanning %lld items again, read-back %.1f ms, %lld hits %.1f ms\n",
+                     batch.index, static_cast<unsigned long long>(numSegments),
+                     static_cast<unsigned long long>(mainItems), buildMs, frames, frameMs, t.gpuMs, passes,
+                     static_cast<long long>(rescanned), readMs, static_cast<long long>(total), msSince(h0));
     return true;
 }
 
-bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
-                         const std::vector<Stream> &input, bool uploadHaystack, BatchTelemetry &t, DispatchOutput &out,
-                         QString *error)
+bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                         const std::vector<uint32_t> &phaseItems, const std::vector<uint32_t> &paramWords,
+                         int queueWords, uint32_t attemptsBefore, bool upload, BatchTelemetry &t,
+                         std::vector<uint32_t> &queue, QString *error)
 {
     QRhi *rhi = m_device->rhi();
-    const uint32_t pieceBytes = m_loopLimited ? kLimitedPieceBytes : kUnlimitedPieceBytes;
     const uint32_t budget = m_loopLimited ? 1 : 0;
-
-    // Streams with more pieces first: round r's queue is then a prefix. `order` maps back to the caller's.
-    std::vector<uint32_t> order(input.size());
-    std::vector<uint32_t> pieces(input.size());
-    for (size_t i = 0; i < input.size(); ++i) {
-        order[i] = uint32_t(i);
-        pieces[i] = std::max<uint32_t>(1, (input[i].words[1] + pieceBytes - 1) / pieceBytes);
-    }
-    if (std::adjacent_find(pieces.begin(), pieces.end(), std::not_equal_to<>()) != pieces.end())
-        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return pieces[a] > pieces[b]; });
-    const uint32_t rounds = pieces[order.front()];
-    std::vector<uint32_t> queueLens(rounds, 0);
-    for (uint32_t p : pieces)
-        for (uint32_t r = 0; r < p; ++r)
-            ++queueLens[r];
-
+    const uint32_t maxItems = *std::max_element(phaseItems.begin(), phaseItems.end());
     const int wg = params.workgroupSize;
     const int maxGroups = std::max(1, m_device->limits().maxWorkgroupsPerDimension);
     int groups = params.workerGroups;
     if (groups <= 0) {
-        // Enough lanes for every item of the first round, bounded by the dispatch limit and, on large GPUs,
-        // by what keeps every multiprocessor full (about 2^18 lanes on an H200).
-        const int64_t wanted = std::min<int64_t>(queueLens[0], m_loopLimited ? int64_t(queueLens[0]) : int64_t(1) << 18);
+        // Enough lanes for every item, bounded by the dispatch limit and, on large GPUs, by what keeps every
+        // multiprocessor full (about 2^18 lanes on an H200).
+        const int64_t wanted = std::min<int64_t>(maxItems, m_loopLimited ? int64_t(maxItems) : int64_t(1) << 18);
         groups = int(std::clamp<int64_t>((wanted + wg - 1) / wg, 1, maxGroups));
     }
     groups = std::min(groups, maxGroups);
@@ -580,212 +728,137 @@ bool GpuEngine::dispatch(const FileBatch &batch, const PatternCatalog &catalog, 
     t.workgroupSize = wg;
 
     bool planHit = false;
-    const Plan &plan = planFor(queueLens, lanes, budget, &planHit);
+    const Plan &plan = planFor(phaseItems, lanes, budget, &planHit);
     t.planCacheHits += planHit ? 1 : 0;
-
-    int64_t capacity = params.hitCapacity > 0
-        ? params.hitCapacity
-        : std::max(m_hitCapacity, m_loopLimited ? kDefaultHitCapacityLimited : kDefaultHitCapacity);
-    const int64_t maxCapacity = std::max<int64_t>(1, m_device->limits().maxStorageBufferRange / (kHitWords * 4));
 
     const int align = rhi->ubufAlignment();
     const int paramsStride = (int(sizeof(ParamsBlock)) + align - 1) / align * align;
+    const int64_t phases = int64_t(phaseItems.size());
     const int64_t hayBytes = roundUp4(batch.used);
-    std::vector<uint32_t> streamWords(input.size() * kStreamWords);
-    for (size_t i = 0; i < input.size(); ++i)
-        std::memcpy(streamWords.data() + i * kStreamWords, input[order[i]].words, sizeof input[i].words);
-    const std::vector<uint32_t> zeroState(input.size() * kStreamStateWords, 0);
-    const std::vector<uint32_t> zeroQueue(2 + rounds, 0);
-
-    // Static, not Immutable: QRhi keeps a Static buffer's staging memory, an Immutable one allocates (and
-    // page-faults) a new staging buffer of the batch's size on every upload.
-    if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, roundUp16(hayBytes), error)
-        || !ensureBuffer(m_streams, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(streamWords.size()) * 4, error)
-        || !ensureBuffer(m_streamState, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(zeroState.size()) * 4, error)
-        || !ensureBuffer(m_queue, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(zeroQueue.size()) * 4, error)
-        || !ensureBuffer(m_params, QRhiBuffer::Static, QRhiBuffer::UniformBuffer, int64_t(paramsStride) * rounds, error))
+    const int64_t segBytes = int64_t(m_segmentWords.size()) * 4;
+    if (!ensureBuffer(m_queue, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(queueWords) * 4, error)
+        || !ensureBuffer(m_params, QRhiBuffer::Static, QRhiBuffer::UniformBuffer, paramsStride * phases, error))
         return false;
 
-    for (;;) {
-        if (!ensureBuffer(m_hits, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, capacity * kHitWords * 4, error))
-            return false;
-        // Tables may have to be (re)created before the bindings that name them.
-        QRhiResourceUpdateBatch *updates = rhi->nextResourceUpdateBatch();
-        int64_t tableBytes = 0;
-        if (!ensureTables(catalog, updates, &tableBytes, error) || !ensureBindings(error)) {
-            updates->release();
-            return false;
-        }
-        bool pipelineHit = false;
-        QRhiComputePipeline *pipeline = pipelineFor(wg, &pipelineHit, error);
-        if (!pipeline) {
-            updates->release();
-            return false;
-        }
-        t.pipelineCacheHits += pipelineHit ? 1 : 0;
-        t.bytesUploadedTables += tableBytes;
-
-        QByteArray paramBytes(paramsStride * int(rounds), 0);
-        for (uint32_t r = 0; r < rounds; ++r) {
-            ParamsBlock p {};
-            p.round = r;
-            p.queueLen = queueLens[r];
-            p.budget = budget;
-            p.pieceBytes = pieceBytes;
-            p.hitCapacity = uint32_t(std::min<int64_t>(capacity, 0xffffffffu));
-            p.numGroups = uint32_t(catalog.groups.size());
-            std::memcpy(paramBytes.data() + int64_t(r) * paramsStride, &p, sizeof p);
-        }
-        // Everything per batch goes through our own mapped staging buffer where there is one (Vulkan): the
-        // haystack first, then the work items, their states, the queue and the parameters. QRhi would
-        // allocate pinned staging memory for each of these uploads, every batch.
-        const int64_t hayRegion = (std::max<int64_t>(batch.capacity, hayBytes) + 255) & ~int64_t(255);
-        const int64_t streamsAt = hayRegion;
-        const int64_t stateAt = streamsAt + ((int64_t(streamWords.size()) * 4 + 255) & ~int64_t(255));
-        const int64_t queueAt = stateAt + ((int64_t(zeroState.size()) * 4 + 255) & ~int64_t(255));
-        const int64_t paramsAt = queueAt + ((int64_t(zeroQueue.size()) * 4 + 255) & ~int64_t(255));
-        const int64_t stagingBytes = paramsAt + paramBytes.size();
-        if (!m_staging || m_staging->size() < stagingBytes)
-            m_staging = VulkanStaging::create(*m_device, stagingBytes + stagingBytes / 4);
-        std::vector<VulkanStaging::Copy> copies;
-        if (m_staging) {
-            uint8_t *base = m_staging->data();
-            if (uploadHaystack) {
-                parallelCopy(base, batch.haystack.get(), hayBytes);
-                copies.push_back({ 0, m_haystack.get(), hayBytes });
-            }
-            parallelCopy(base + streamsAt, reinterpret_cast<const uint8_t *>(streamWords.data()), int64_t(streamWords.size()) * 4);
-            std::memset(base + stateAt, 0, zeroState.size() * 4);
-            std::memset(base + queueAt, 0, zeroQueue.size() * 4);
-            std::memcpy(base + paramsAt, paramBytes.constData(), size_t(paramBytes.size()));
-            copies.push_back({ streamsAt, m_streams.get(), int64_t(streamWords.size()) * 4 });
-            copies.push_back({ stateAt, m_streamState.get(), int64_t(zeroState.size()) * 4 });
-            copies.push_back({ queueAt, m_queue.get(), int64_t(zeroQueue.size()) * 4 });
-            copies.push_back({ paramsAt, m_params.get(), paramBytes.size() });
-        } else {
-            if (uploadHaystack)
-                updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), batch.haystack.get());
-            updates->uploadStaticBuffer(m_streams.get(), 0, int(streamWords.size() * 4), streamWords.data());
-            updates->uploadStaticBuffer(m_streamState.get(), 0, int(zeroState.size() * 4), zeroState.data());
-            updates->uploadStaticBuffer(m_queue.get(), 0, int(zeroQueue.size() * 4), zeroQueue.data());
-            updates->uploadStaticBuffer(m_params.get(), 0, paramBytes.size(), paramBytes.constData());
-        }
-        if (uploadHaystack) {
-            t.bytesUploadedData += hayBytes;
-            uploadHaystack = false; // a re-run for a full hit ring finds it resident
-        }
-        t.bytesUploadedData += int64_t(streamWords.size() + zeroState.size() + zeroQueue.size()) * 4 + paramBytes.size();
-
-        QRhiBufferReadbackResult queueBack, stateBack;
-        bool queueDone = false, stateDone = false;
-        queueBack.completed = [&queueDone] { queueDone = true; };
-        stateBack.completed = [&stateDone] { stateDone = true; };
-        {
-            RhiFrame frame(rhi);
-            if (!frame.isActive()) {
-                updates->release();
-                *error = QStringLiteral("cannot begin a GPU frame");
-                m_disabled = true;
-                return false;
-            }
-            QRhiCommandBuffer *cb = frame.commandBuffer();
-            // Uploads first, outside the timed part: the timestamps measure the kernel alone.
-            if (!copies.empty())
-                m_staging->recordCopies(cb, copies);
-            cb->beginComputePass(updates);
-            cb->endComputePass();
-            m_timer->begin(cb);
-            // One compute pass per round: round r + 1 continues from the states round r wrote.
-            size_t d = 0;
-            while (d < plan.dispatchRounds.size()) {
-                const uint32_t round = plan.dispatchRounds[d];
-                cb->beginComputePass();
-                cb->setComputePipeline(pipeline);
-                const QRhiCommandBuffer::DynamicOffset offset(0, quint32(round * uint32_t(paramsStride)));
-                cb->setShaderResources(m_bindings.get(), 1, &offset);
-                for (; d < plan.dispatchRounds.size() && plan.dispatchRounds[d] == round; ++d)
-                    cb->dispatch(groups, 1, 1);
-                if (d == plan.dispatchRounds.size()) {
-                    QRhiResourceUpdateBatch *rb = rhi->nextResourceUpdateBatch();
-                    rb->readBackBuffer(m_queue.get(), 0, int(zeroQueue.size() * 4), &queueBack);
-                    rb->readBackBuffer(m_streamState.get(), 0, int(zeroState.size() * 4), &stateBack);
-                    cb->endComputePass(rb);
-                    // Outside any pass: beginExternal() inside one needs secondary command buffers.
-                    m_timer->end(cb);
-                } else {
-                    cb->endComputePass();
-                }
-            }
-            if (frame.end() != QRhi::FrameOpSuccess) {
-                *error = QStringLiteral("the GPU device failed (frame result %1)").arg(int(frame.result()));
-                m_disabled = true;
-                return false;
-            }
-        }
-        if (!queueDone || !stateDone) {
-            RhiFrame frame(rhi); // OpenGL may complete read-backs at the next frame
-        }
-        if (!queueDone || !stateDone) {
-            *error = QStringLiteral("the GPU read-back did not complete");
-            return false;
-        }
-        t.gpuMs += m_timer->elapsedMs();
-        t.bytesReadBack += queueBack.data.size() + stateBack.data.size();
-        const auto *q = reinterpret_cast<const uint32_t *>(queueBack.data.constData());
-        const auto *st = reinterpret_cast<const uint32_t *>(stateBack.data.constData());
-
-        // Every item must have completed, each with all its bytes: Mesa's loop limit ends invocations silently.
-        if (q[1] != input.size()) {
-            *error = QStringLiteral("%1 of %2 GPU work items completed").arg(q[1]).arg(input.size());
-            return false;
-        }
-        for (size_t i = 0; i < input.size(); ++i) {
-            if (st[i * kStreamStateWords + 1] != input[order[i]].words[1]) {
-                *error = QStringLiteral("GPU work item %1 stopped at byte %2 of %3")
-                             .arg(i)
-                             .arg(st[i * kStreamStateWords + 1])
-                             .arg(input[order[i]].words[1]);
-                return false;
-            }
-        }
-
-        const int64_t attempted = q[0];
-        if (attempted > capacity) {
-            // A full ring is never truncated: run again with room for every hit.
-            t.hitsRerun += attempted;
-            if (attempted > maxCapacity) {
-                *error = QStringLiteral("%1 hits do not fit in the largest GPU hit ring").arg(attempted);
-                return false;
-            }
-            capacity = std::min<int64_t>(maxCapacity, std::max<int64_t>(attempted, capacity * 2));
-            if (params.hitCapacity <= 0)
-                m_hitCapacity = capacity;
-            continue;
-        }
-
-        QByteArray hitBytes;
-        if (attempted > 0 && !readBack(m_hits.get(), 0, int(attempted * kHitWords * 4), &hitBytes)) {
-            *error = QStringLiteral("the GPU hit read-back did not complete");
-            return false;
-        }
-        t.bytesReadBack += hitBytes.size();
-        const auto *h = reinterpret_cast<const uint32_t *>(hitBytes.constData());
-        out.hits.clear();
-        out.hits.reserve(size_t(attempted));
-        for (int64_t i = 0; i < attempted; ++i)
-            out.hits.push_back({ order[h[i * kHitWords]], h[i * kHitWords + 1], h[i * kHitWords + 2] });
-        out.state.assign(input.size() * kStreamStateWords, 0);
-        for (size_t i = 0; i < input.size(); ++i)
-            std::memcpy(out.state.data() + size_t(order[i]) * kStreamStateWords, st + i * kStreamStateWords,
-                        kStreamStateWords * 4);
-        // Lanes that found an item, over lanes launched.
-        int64_t busy = 0;
-        for (uint32_t r = 0; r < rounds; ++r)
-            busy += std::min<int64_t>(queueLens[r], lanes);
-        const int64_t launched = int64_t(plan.dispatchRounds.size()) * lanes;
-        t.occupancy = launched > 0 ? std::min(1.0, double(busy) / double(launched)) : 0;
-        return true;
+    // Tables may have to be (re)created before the bindings that name them.
+    QRhiResourceUpdateBatch *updates = rhi->nextResourceUpdateBatch();
+    int64_t tableBytes = 0;
+    if (!ensureTables(catalog, updates, &tableBytes, error) || !ensureBindings(error)) {
+        updates->release();
+        return false;
     }
+    bool pipelineHit = false;
+    QRhiComputePipeline *pipeline = pipelineFor(wg, &pipelineHit, error);
+    if (!pipeline) {
+        updates->release();
+        return false;
+    }
+    t.pipelineCacheHits += pipelineHit ? 1 : 0;
+    t.bytesUploadedTables += tableBytes;
+
+    QByteArray paramBytes(int(paramsStride * phases), 0);
+    for (int64_t k = 0; k < phases; ++k)
+        std::memcpy(paramBytes.data() + k * paramsStride, paramWords.data() + k * (sizeof(ParamsBlock) / 4),
+                    sizeof(ParamsBlock));
+    std::vector<uint32_t> queueInit(size_t(queueWords), 0);
+    queueInit[0] = attemptsBefore; // later frames append to the same hit ring
+    // Everything goes through our own mapped staging buffer where there is one (Vulkan): the haystack first,
+    // then the segment table, the queue and the parameters. QRhi would allocate pinned staging memory for each
+    // of these uploads, every batch.
+    auto at256 = [](int64_t v) { return (v + 255) & ~int64_t(255); };
+    const int64_t segAt = at256(std::max<int64_t>(batch.capacity, hayBytes));
+    const int64_t queueAt = segAt + at256(segBytes);
+    const int64_t paramsAt = queueAt + at256(int64_t(queueWords) * 4);
+    const int64_t stagingBytes = paramsAt + paramBytes.size();
+    if (!m_staging || m_staging->size() < stagingBytes)
+        m_staging = VulkanStaging::create(*m_device, stagingBytes + stagingBytes / 4);
+    std::vector<VulkanStaging::Copy> copies;
+    if (m_staging) {
+        uint8_t *base = m_staging->data();
+        if (upload) {
+            parallelCopy(base, batch.haystack.get(), hayBytes);
+            std::memcpy(base + segAt, m_segmentWords.data(), size_t(segBytes));
+            copies.push_back({ 0, m_haystack.get(), hayBytes });
+            copies.push_back({ segAt, m_segments.get(), segBytes });
+        }
+        std::memcpy(base + queueAt, queueInit.data(), queueInit.size() * 4);
+        std::memcpy(base + paramsAt, paramBytes.constData(), size_t(paramBytes.size()));
+        copies.push_back({ queueAt, m_queue.get(), int64_t(queueWords) * 4 });
+        copies.push_back({ paramsAt, m_params.get(), paramBytes.size() });
+    } else {
+        if (upload) {
+            updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), batch.haystack.get());
+            updates->uploadStaticBuffer(m_segments.get(), 0, int(segBytes), m_segmentWords.data());
+        }
+        updates->uploadStaticBuffer(m_queue.get(), 0, queueWords * 4, queueInit.data());
+        updates->uploadStaticBuffer(m_params.get(), 0, paramBytes.size(), paramBytes.constData());
+    }
+    if (upload)
+        t.bytesUploadedData += hayBytes + segBytes;
+    t.bytesUploadedData += int64_t(queueWords) * 4 + paramBytes.size();
+
+    QRhiBufferReadbackResult queueBack;
+    bool queueDone = false;
+    queueBack.completed = [&queueDone] { queueDone = true; };
+    {
+        RhiFrame frame(rhi);
+        if (!frame.isActive()) {
+            updates->release();
+            *error = QStringLiteral("cannot begin a GPU frame");
+            m_disabled = true;
+            return false;
+        }
+        QRhiCommandBuffer *cb = frame.commandBuffer();
+        // Uploads first, outside the timed part: the timestamps measure the kernel alone.
+        if (!copies.empty())
+            m_staging->recordCopies(cb, copies);
+        cb->beginComputePass(updates);
+        cb->endComputePass();
+        m_timer->begin(cb);
+        // One compute pass per phase: a phase continues from the states the one before wrote.
+        size_t d = 0;
+        while (d < plan.dispatchPhases.size()) {
+            const uint32_t phase = plan.dispatchPhases[d];
+            cb->beginComputePass();
+            cb->setComputePipeline(pipeline);
+            const QRhiCommandBuffer::DynamicOffset offset(0, quint32(phase * uint32_t(paramsStride)));
+            cb->setShaderResources(m_bindings.get(), 1, &offset);
+            for (; d < plan.dispatchPhases.size() && plan.dispatchPhases[d] == phase; ++d)
+                cb->dispatch(groups, 1, 1);
+            if (d == plan.dispatchPhases.size()) {
+                QRhiResourceUpdateBatch *rb = rhi->nextResourceUpdateBatch();
+                rb->readBackBuffer(m_queue.get(), 0, queueWords * 4, &queueBack);
+                cb->endComputePass(rb);
+                // Outside any pass: beginExternal() inside one needs secondary command buffers.
+                m_timer->end(cb);
+            } else {
+                cb->endComputePass();
+            }
+        }
+        if (frame.end() != QRhi::FrameOpSuccess) {
+            *error = QStringLiteral("the GPU device failed (frame result %1)").arg(int(frame.result()));
+            m_disabled = true;
+            return false;
+        }
+    }
+    if (!queueDone) {
+        RhiFrame frame(rhi); // OpenGL may complete read-backs at the next frame
+    }
+    if (!queueDone || queueBack.data.size() != queueWords * 4) {
+        *error = QStringLiteral("the GPU read-back did not complete");
+        return false;
+    }
+    t.gpuMs += m_timer->elapsedMs();
+    t.bytesReadBack += queueBack.data.size();
+    queue.resize(size_t(queueWords));
+    std::memcpy(queue.data(), queueBack.data.constData(), size_t(queueWords) * 4);
+    // Lanes that found an item, over lanes launched.
+    int64_t busy = 0;
+    for (uint32_t items : phaseItems)
+        busy += std::min<int64_t>(items, lanes);
+    const int64_t launched = int64_t(plan.dispatchPhases.size()) * lanes;
+    t.occupancy = launched > 0 ? std::min(1.0, double(busy) / double(launched)) : 0;
+    return true;
 }
 
 double GpuEngine::residentKernelMs(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

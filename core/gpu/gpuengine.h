@@ -15,11 +15,13 @@ class GpuTimer;
 class VulkanStaging;
 
 /**
- * The GPU engine on QRhi compute: per batch one upload (haystack, streams) and one frame of dispatches over
- * every (segment, bounded group) and (chunk, unbounded group) work item. Persistent workers claim items with
- * atomics; every attempted hit is counted and a batch whose hits overflow the ring is re-run with a larger
- * ring. The host checks that every item completed; a batch that did not (a device error, Mesa's loop limit)
- * or that ran past the timeout is re-run on the CPU engine, so nothing is lost.
+ * The GPU engine on QRhi compute: per batch one upload (haystack and a small segment table) and a frame of
+ * dispatches over every (segment, group) work item, derived on the GPU from the table; unbounded groups'
+ * speculative segments are fixed up on the GPU too, in passes, until every segment's entry state is the one its
+ * predecessor ended in. Persistent workers claim items with atomics; every attempted hit is counted and a batch
+ * whose hits overflow the ring is re-run with a larger ring. Every item proves on the GPU that it completed; a
+ * batch where one did not (a device error, Mesa's loop limit) or that ran past the timeout is re-run on the CPU
+ * engine, so nothing is lost.
  *
  * Threading: created, used and destroyed on one thread, which owns the QRhi and every resource.
  */
@@ -54,9 +56,8 @@ public:
                             int repeats, QString *error);
 
 private:
-    struct Stream;
     struct Plan;
-    struct DispatchOutput;
+    struct Phase;
     struct Pipeline
     {
         int workgroupSize = 0;
@@ -73,10 +74,11 @@ private:
     const Plan &planFor(const std::vector<uint32_t> &queueLens, int lanes, uint32_t budget, bool *cacheHit);
     bool runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                   const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error);
-    bool readBack(QRhiBuffer *buffer, int offset, int bytes, QByteArray *out);
-    /// One frame over `streams` (re-run with a larger ring until every hit fits); checks every completed.
-    bool dispatch(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
-                  const std::vector<Stream> &streams, bool uploadHaystack, BatchTelemetry &t, DispatchOutput &out,
+    /// One frame: uploads (the haystack and segment table with `upload`), one compute pass per phase of
+    /// `phaseItems` items (parameters from `paramWords`), then the queue read back into `queue`.
+    bool runFrame(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                  const std::vector<uint32_t> &phaseItems, const std::vector<uint32_t> &paramWords, int queueWords,
+                  uint32_t attemptsBefore, bool upload, BatchTelemetry &t, std::vector<uint32_t> &queue,
                   QString *error);
 
     std::unique_ptr<RhiDevice> m_device;
@@ -88,8 +90,8 @@ private:
     std::unique_ptr<QRhiBuffer> m_haystack;
     std::unique_ptr<QRhiBuffer> m_transitions;
     std::unique_ptr<QRhiBuffer> m_aux;
-    std::unique_ptr<QRhiBuffer> m_streams;
-    std::unique_ptr<QRhiBuffer> m_streamState;
+    std::unique_ptr<QRhiBuffer> m_segments;
+    std::unique_ptr<QRhiBuffer> m_itemState;
     std::unique_ptr<QRhiBuffer> m_queue;
     std::unique_ptr<QRhiBuffer> m_hits;
     std::unique_ptr<QRhiShaderResourceBindings> m_bindings;
@@ -102,6 +104,8 @@ private:
     std::list<std::pair<uint64_t, std::unique_ptr<Plan>>> m_plans;
     std::unique_ptr<GpuTimer> m_timer;
     std::unique_ptr<VulkanStaging> m_staging;
+    std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating
+    bool m_profile = false;               // HITSCOPE_GPU_PROFILE: per-batch host phase times on stderr
 };
 
 } // namespace Hitscope
