@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "rules/conditionprogram.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace Hitscope {
+
+namespace {
+
+constexpr int64_t U = ConditionProgram::Undefined;
+
+// YARA computes in C on int64_t and relies on two's complement wrap-around; we wrap explicitly
+// (signed overflow would be undefined behaviour here).
+inline int64_t wrapAdd(int64_t x, int64_t y) { return int64_t(uint64_t(x) + uint64_t(y)); }
+inline int64_t wrapSub(int64_t x, int64_t y) { return int64_t(uint64_t(x) - uint64_t(y)); }
+inline int64_t wrapMul(int64_t x, int64_t y) { return int64_t(uint64_t(x) * uint64_t(y)); }
+
+inline int64_t truth(bool b) { return b ? 1 : 0; }
+inline bool isTrue(int64_t v) { return v != U && v != 0; }
+
+const std::vector<StringMatch> &noMatches()
+{
+    static const std::vector<StringMatch> empty;
+    return empty;
+}
+
+/// First match at or after `offset` (matches ascend by offset).
+inline std::vector<StringMatch>::const_iterator firstAtOrAfter(const std::vector<StringMatch> &m, int64_t offset)
+{
+    return std::lower_bound(m.begin(), m.end(), offset,
+                            [](const StringMatch &s, int64_t o) { return s.offset < o; });
+}
+
+} // namespace
+
+struct ConditionProgram::State
+{
+    const ConditionContext &context;
+    int64_t slots[MaxLoopDepth] = {};
+
+    const std::vector<StringMatch> &matches(int32_t ref) const
+    {
+        const int64_t index = ref >= 0 ? ref : slots[-ref - 1];
+        const auto *all = context.strings;
+        if (!all || index < 0 || uint64_t(index) >= all->size())
+            return noMatches();
+        return (*all)[size_t(index)];
+    }
+};
+
+ConditionProgram::ConditionProgram(std::vector<Node> nodes, std::vector<int32_t> lists, int32_t root)
+    : m_nodes(std::move(nodes))
+    , m_lists(std::move(lists))
+    , m_root(root)
+{
+}
+
+bool ConditionProgram::evaluate(const ConditionContext &context) const
+{
+    return isTrue(value(context));
+}
+
+int64_t ConditionProgram::value(const ConditionContext &context) const
+{
+    State state{context};
+    return eval(m_root, state);
+}
+
+// The end of YARA's integer for loop: no iteration at all is false whatever the quantifier; "all" (an undefined
+// quantifier) compares with the number of iterations.
+int64_t ConditionProgram::loopResult(int64_t quantifier, int64_t sum, int64_t iterations) const
+{
+    if (iterations == 0)
+        return 0;
+    const int64_t needed = quantifier == U ? iterations : quantifier;
+    if (sum == U)
+        return U;
+    return truth(sum >= needed);
+}
+
+int64_t ConditionProgram::eval(int32_t index, State &state) const
+{
+    const Node &n = m_nodes[size_t(index)];
+    switch (n.op) {
+    case Op::Const:
+        return n.imm;
+    case Op::FileSize:
+        return state.context.fileSize;
+    case Op::Rule:
+        return truth(state.context.ruleMatched && state.context.ruleMatched(int(n.imm)));
+    case Op::LoopVar:
+        return state.slots[n.imm];
+    case Op::Found:
+        return truth(!state.matches(n.b).empty());
+    case Op::Count:
+        return int64_t(state.matches(n.b).size());
+    case Op::FoundAt: {
+        const int64_t at = eval(n.a, state);
+        if (at == U)
+            return 0; // YARA's FOUND_AT answers false, not undefined
+        const auto &m = state.matches(n.b);
+        const auto it = firstAtOrAfter(m, at);
+        return truth(it != m.end() && it->offset == at);
+    }
+    case Op::FoundIn: {
+        const int64_t low = eval(n.a, state);
+        const int64_t high = eval(n.c, state);
+        if (low == U || high == U)
+            return U;
+        const auto &m = state.matches(n.b);
+        const auto it = firstAtOrAfter(m, low);
+        return truth(it != m.end() && it->offset <= high);
+    }
+    case Op::Offset:
+    case Op::Length: {
+        const int64_t i = eval(n.a, state);
+        if (i == U)
+            return U;
+        const auto &m = state.matches(n.b);
+        if (i < 1 || uint64_t(i) > m.size())
+            return U;
+        const StringMatch &match = m[size_t(i - 1)];
+        return n.op == Op::Offset ? match.offset : match.length;
+    }
+    case Op::Of: {
+        const int64_t q = eval(n.a, state);
+        int64_t found = 0;
+        for (int32_t k = 0; k < n.c; ++k)
+            found += state.matches(m_lists[size_t(n.b + k)]).empty() ? 0 : 1;
+        const int64_t count = n.c;
+        if (q == U)
+            return truth(found >= count);
+        if (q == 0) // "none", and a quantifier that evaluates to 0 (YARA issue 1695)
+            return truth(found == 0);
+        return truth(found >= q);
+    }
+    case Op::ForOf: {
+        // YARA evaluates the body for every string (no early exit) and compares quantifier <= sum.
+        const int64_t q = eval(n.a, state);
+        int64_t sum = 0;
+        for (int32_t k = 0; k < n.c; ++k) {
+            state.slots[n.imm] = m_lists[size_t(n.b + k)];
+            const int64_t v = eval(n.d, state);
+            if (v != U)
+                sum = wrapAdd(sum, v);
+        }
+        const int64_t needed = q == U ? int64_t(n.c) : q;
+        if (sum == U)
+            return U;
+        return truth(needed <= sum);
+    }
+    case Op::ForRange: {
+        const int64_t q = eval(n.a, state);
+        const int64_t low = eval(n.b, state);
+        const int64_t high = eval(n.c, state);
+        int64_t sum = 0;
+        int64_t iterations = 0;
+        if (low != U && high != U) {
+            for (int64_t i = low; i != U && i <= high;) {
+                state.slots[n.imm] = i;
+                const int64_t v = eval(n.d, state);
+                if (v != U)
+                    sum = wrapAdd(sum, v);
+                ++iterations;
+                // YARA stops early once the quantifier is reached (never for "all").
+                if (q != U && !(sum < q))
+                    break;
+                if (i == std::numeric_limits<int64_t>::max())
+                    break; // YARA would wrap around and never end
+                ++i;
+            }
+        }
+        return loopResult(q, sum, iterations);
+    }
+    case Op::ForEnum: {
+        const int64_t q = eval(n.a, state);
+        int64_t sum = 0;
+        int64_t iterations = 0;
+        for (int32_t k = 0; k < n.c; ++k) {
+            // YARA evaluates all items before the first iteration; they cannot depend on the loop, so lazily
+            // is the same.
+            state.slots[n.imm] = eval(m_lists[size_t(n.b + k)], state);
+            const int64_t v = eval(n.d, state);
+            if (v != U)
+                sum = wrapAdd(sum, v);
+            ++iterations;
+            if (q != U && !(sum < q))
+                break;
+        }
+        return loopResult(q, sum, iterations);
+    }
+    case Op::Not: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : truth(v == 0);
+    }
+    case Op::And: {
+        const int64_t l = eval(n.a, state);
+        if (l == 0)
+            return 0;
+        const int64_t r = eval(n.b, state);
+        return truth(isTrue(l) && isTrue(r));
+    }
+    case Op::Or: {
+        // A true left operand is left on YARA's stack as it is: `i or false` is worth i.
+        const int64_t l = eval(n.a, state);
+        if (isTrue(l))
+            return l;
+        return truth(isTrue(eval(n.b, state)));
+    }
+    case Op::Neg: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : wrapSub(0, v);
+    }
+    case Op::BitNot: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : ~v;
+    }
+    case Op::Read: {
+        const int64_t offset = eval(n.a, state);
+        const int size = int(n.imm & 0xff);
+        // YARA casts the offset to size_t, so negative and undefined offsets are simply outside the data.
+        if (offset == U || offset < 0 || offset > state.context.fileSize - size || !state.context.read)
+            return U;
+        uint8_t bytes[4] = {};
+        if (!state.context.read(offset, size, bytes))
+            return U;
+        uint32_t raw = 0;
+        for (int k = 0; k < size; ++k) {
+            const int shift = (n.imm & ReadBigEndian) ? 8 * (size - 1 - k) : 8 * k;
+            raw |= uint32_t(bytes[k]) << shift;
+        }
+        if (!(n.imm & ReadSigned))
+            return int64_t(raw);
+        if (size == 1)
+            return int64_t(int8_t(raw));
+        if (size == 2)
+            return int64_t(int16_t(raw));
+        return int64_t(int32_t(raw));
+    }
+    default:
+        break;
+    }
+
+    // Binary integer operators: both operands are evaluated, and undefined in gives undefined out.
+    const int64_t l = eval(n.a, state);
+    const int64_t r = eval(n.b, state);
+    if (l == U || r == U)
+        return U;
+    switch (n.op) {
+    case Op::Eq:
+        return truth(l == r);
+    case Op::Ne:
+        return truth(l != r);
+    case Op::Lt:
+        return truth(l < r);
+    case Op::Le:
+        return truth(l <= r);
+    case Op::Gt:
+        return truth(l > r);
+    case Op::Ge:
+        return truth(l >= r);
+    case Op::Add:
+        return wrapAdd(l, r);
+    case Op::Sub:
+        return wrapSub(l, r);
+    case Op::Mul:
+        return wrapMul(l, r);
+    case Op::Div:
+        if (r == 0)
+            return U;
+        if (r == -1) // INT64_MIN / -1 traps in YARA; wrap instead
+            return wrapSub(0, l);
+        return l / r;
+    case Op::Mod:
+        if (r == 0)
+            return U;
+        if (r == -1)
+            return 0;
+        return l % r;
+    case Op::BitAnd:
+        return l & r;
+    case Op::BitOr:
+        return l | r;
+    case Op::BitXor:
+        return l ^ r;
+    case Op::Shl:
+        if (r < 0)
+            return U;
+        return r < 64 ? int64_t(uint64_t(l) << r) : 0;
+    case Op::Shr:
+        if (r < 0)
+            return U;
+        return r < 64 ? (l >> r) : 0; // arithmetic shift, as YARA's int64_t >>
+    default:
+        return U;
+    }
+}
+
+} // namespace Hitscope

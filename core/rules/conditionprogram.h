@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "rules/condition.h"
+
+namespace Hitscope {
+
+/**
+ * A compiled YARA condition: a flat array of nodes evaluated recursively, with YARA 4.2's value model.
+ *
+ * Every value is an int64_t, and "undefined" is YARA's own in-band marker (Undefined below), not a separate
+ * flag: YARA's virtual machine tests for undefined by comparing with that bit pattern, so an arithmetic result
+ * that happens to equal it is undefined there too, and using the same representation keeps us exact.
+ * Booleans are 0 and 1, but a raw integer may flow where YARA lets it (a loop body `(i)`, `x or y` returning
+ * x): loops add the body's value, not its truth, exactly as YARA's ADD_M does.
+ *
+ * Built by YaraConditionCompiler; nodes refer to their children by index, strings by their rule-local index.
+ */
+class ConditionProgram final : public Condition
+{
+public:
+    /// YARA's YR_UNDEFINED.
+    static constexpr int64_t Undefined = int64_t(0xFFFABADAFABADAFFULL);
+    /// YARA allows four nested loops; each loop owns one variable slot (its depth).
+    static constexpr int MaxLoopDepth = 4;
+
+    enum class Op : uint8_t {
+        Const,       ///< imm
+        FileSize,
+        Rule,        ///< imm = RuleSet index of the rule
+        LoopVar,     ///< imm = slot
+        Found,       ///< $s; b = string
+        Count,       ///< #s; b = string
+        FoundAt,     ///< $s at a; b = string
+        FoundIn,     ///< $s in (a..c); b = string
+        Offset,      ///< @s[a]; b = string
+        Length,      ///< !s[a]; b = string
+        Of,          ///< a = quantifier, strings lists[b .. b+c)
+        ForOf,       ///< a = quantifier, strings lists[b .. b+c), d = body, imm = slot
+        ForRange,    ///< a = quantifier, b..c = bounds, d = body, imm = slot
+        ForEnum,     ///< a = quantifier, items (node indices) lists[b .. b+c), d = body, imm = slot
+        Not,
+        And,
+        Or,
+        Eq,
+        Ne,
+        Lt,
+        Le,
+        Gt,
+        Ge,
+        Add,
+        Sub,
+        Mul,
+        Div,
+        Mod,
+        Neg,
+        BitNot,
+        BitAnd,
+        BitOr,
+        BitXor,
+        Shl,
+        Shr,
+        Read,        ///< a = offset; imm = ReadSigned | ReadBigEndian | size in bytes
+    };
+    static constexpr int64_t ReadSigned = 0x100;
+    static constexpr int64_t ReadBigEndian = 0x200;
+
+    /// A string operand: >= 0 is the rule-local string index; < 0 is the string bound by the for-of loop whose
+    /// variable is in slot (-ref - 1).
+    static constexpr int32_t loopStringRef(int slot) { return -slot - 1; }
+
+    struct Node
+    {
+        Op op = Op::Const;
+        int32_t a = -1;
+        int32_t b = -1;
+        int32_t c = -1;
+        int32_t d = -1;
+        int64_t imm = 0;
+    };
+
+    ConditionProgram(std::vector<Node> nodes, std::vector<int32_t> lists, int32_t root);
+
+    bool evaluate(const ConditionContext &context) const override;
+    /// The condition's raw value (Undefined included): what YARA leaves on its stack before MATCH_RULE.
+    int64_t value(const ConditionContext &context) const;
+
+    const std::vector<Node> &nodes() const { return m_nodes; }
+    int32_t root() const { return m_root; }
+
+private:
+    struct State;
+    int64_t eval(int32_t index, State &state) const;
+    int64_t loopResult(int64_t quantifier, int64_t sum, int64_t iterations) const;
+
+    std::vector<Node> m_nodes;
+    std::vector<int32_t> m_lists;
+    int32_t m_root = -1;
+};
+
+} // namespace Hitscope
