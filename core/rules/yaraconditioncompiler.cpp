@@ -254,9 +254,11 @@ public:
     {
         for (const String *s : rule.getStrings())
             m_stringIds.push_back(s->getIdentifier());
+        m_use.resize(m_stringIds.size());
     }
 
-    std::shared_ptr<const ConditionProgram> compile(const Expression *condition)
+    std::shared_ptr<const ConditionProgram> compile(const Expression *condition,
+                                                    std::vector<YaraConditionCompiler::StringUse> *uses)
     {
         if (!condition)
             refuse(QStringLiteral("the rule has no condition"));
@@ -264,10 +266,62 @@ public:
         if (!module.empty())
             refuse(QStringLiteral("needs module '%1' (modules are not supported)").arg(QString::fromStdString(module)));
         const Value root = expr(condition);
+        for (size_t k = 0; k < m_use.size(); ++k) {
+            if (!m_use[k].referenced)
+                refuse(QStringLiteral("string %1 (number %2) is not used in the condition (YARA refuses such rules)")
+                           .arg(QString::fromStdString(m_stringIds[k]))
+                           .arg(k + 1));
+        }
+        if (uses) {
+            uses->clear();
+            for (const Use &u : m_use) {
+                YaraConditionCompiler::StringUse use;
+                if (u.fixed && u.offset != U)
+                    use.fixedOffset = u.offset;
+                uses->push_back(use);
+            }
+        }
         return std::make_shared<const ConditionProgram>(std::move(m_nodes), std::move(m_lists), root.node);
     }
 
 private:
+    /// YARA's bookkeeping per string (parser.c, yr_parser_reduce_string_identifier): every string starts as
+    /// "fixed offset", and every use other than `at` one constant clears that. Replayed in YARA's parse order.
+    struct Use
+    {
+        bool referenced = false;
+        bool fixed = true;
+        int64_t offset = U;
+    };
+
+    /// A use of string `ref` (a loop's `$` applies to all the rule's strings); `at` is the constant of an `at`.
+    void use(int32_t ref, bool isAt, int64_t at = U)
+    {
+        if (ref < 0) {
+            for (Use &u : m_use) {
+                if (!isAt) {
+                    u.fixed = false;
+                    continue;
+                }
+                if (u.offset == U)
+                    u.offset = at;
+                if (u.offset != at)
+                    u.fixed = false;
+            }
+            return;
+        }
+        Use &u = m_use[size_t(ref)];
+        u.referenced = true;
+        if (!isAt) {
+            u.fixed = false;
+            return;
+        }
+        if (u.offset == U)
+            u.offset = at;
+        if (u.offset == U || u.offset != at)
+            u.fixed = false;
+    }
+
     struct Loop
     {
         std::string variable; ///< empty for a for-of loop
@@ -333,6 +387,8 @@ private:
                 const std::string &id = m_stringIds[k];
                 if (wildcard ? id.compare(0, prefix.size(), prefix) == 0 : id == prefix) {
                     m_lists.push_back(int32_t(k));
+                    m_use[k].referenced = true;
+                    m_use[k].fixed = false;
                     ++matched;
                 }
             }
@@ -551,30 +607,41 @@ private:
         if (const auto *c = dynamic_cast<const NeqExpression *>(e))
             return comparison(Op::Ne, c);
 
-        if (const auto *s = dynamic_cast<const StringExpression *>(e))
-            return boolean(add(Op::Found, -1, stringRef(s->getId())));
-        if (const auto *s = dynamic_cast<const StringAtExpression *>(e)) {
+        // The string is resolved after its operands, as YARA's grammar actions run, so that uses replay in order.
+        if (const auto *s = dynamic_cast<const StringExpression *>(e)) {
             const int32_t ref = stringRef(s->getId());
+            use(ref, false);
+            return boolean(add(Op::Found, -1, ref));
+        }
+        if (const auto *s = dynamic_cast<const StringAtExpression *>(e)) {
             const Value at = intExpr(s->getAtExpression().get(), "'at'");
+            const int32_t ref = stringRef(s->getId());
+            use(ref, true, at.constant);
             return boolean(add(Op::FoundAt, at.node, ref));
         }
         if (const auto *s = dynamic_cast<const StringInRangeExpression *>(e)) {
-            const int32_t ref = stringRef(s->getId());
             const auto [low, high] = range(s->getRangeExpression().get());
+            const int32_t ref = stringRef(s->getId());
+            use(ref, false);
             return boolean(add(Op::FoundIn, low, ref, high));
         }
-        if (const auto *s = dynamic_cast<const StringCountExpression *>(e))
-            return integer(add(Op::Count, -1, stringRef(s->getId())));
-        if (const auto *s = dynamic_cast<const StringOffsetExpression *>(e)) {
+        if (const auto *s = dynamic_cast<const StringCountExpression *>(e)) {
             const int32_t ref = stringRef(s->getId());
+            use(ref, false);
+            return integer(add(Op::Count, -1, ref));
+        }
+        if (const auto *s = dynamic_cast<const StringOffsetExpression *>(e)) {
             const int32_t index = s->getIndexExpression() ? intExpr(s->getIndexExpression().get(), "'@'").node
                                                           : constant(1).node;
+            const int32_t ref = stringRef(s->getId());
+            use(ref, false);
             return integer(add(Op::Offset, index, ref));
         }
         if (const auto *s = dynamic_cast<const StringLengthExpression *>(e)) {
-            const int32_t ref = stringRef(s->getId());
             const int32_t index = s->getIndexExpression() ? intExpr(s->getIndexExpression().get(), "'!'").node
                                                           : constant(1).node;
+            const int32_t ref = stringRef(s->getId());
+            use(ref, false);
             return integer(add(Op::Length, index, ref));
         }
         if (const auto *f = dynamic_cast<const IntFunctionExpression *>(e))
@@ -681,6 +748,7 @@ private:
     std::vector<std::string> m_stringIds;
     std::vector<Node> m_nodes;
     std::vector<int32_t> m_lists;
+    std::vector<Use> m_use;
     std::vector<Loop> m_loops;
     int m_forOfSlot = -1;
 };
@@ -689,11 +757,11 @@ private:
 
 ConditionPtr YaraConditionCompiler::compile(const yaramod::Rule &rule,
                                             const std::function<int(const std::string &ruleName)> &ruleIndex,
-                                            QString *reason)
+                                            QString *reason, std::vector<StringUse> *uses)
 {
     try {
         Compiler compiler(rule, ruleIndex);
-        return compiler.compile(rule.getCondition().get());
+        return compiler.compile(rule.getCondition().get(), uses);
     } catch (const Refusal &r) {
         if (reason)
             *reason = r.reason;

@@ -474,6 +474,9 @@ private Q_SLOTS:
     void refused();
     void yaraRefusesToo_data();
     void yaraRefusesToo();
+    void unusedStringRefused();
+    void fixedOffsets_data();
+    void fixedOffsets();
     void ruleReferences();
     void stringOrderFollowsDeclaration();
     void randomConditions();
@@ -706,6 +709,74 @@ void TestYaraCondition::yaraRefusesToo()
     QCOMPARE(ours.size(), size_t(1));
     QVERIFY(!ours[0].condition);
     QVERIFY2(ours[0].reason.contains(reason), qPrintable(ours[0].reason));
+}
+
+void TestYaraCondition::unusedStringRefused()
+{
+    const std::string source = "rule t { strings: $a = \"ab\" $ = \"cd\" $b = \"ef\" condition: $a and $b }\n";
+    QVERIFY(!runYara(source, handData).compiled);
+    std::vector<OurRule> ours;
+    QString parseError;
+    QVERIFY2(compileOurs(m_yaramod, source, &ours, &parseError), qPrintable(parseError));
+    QVERIFY(!ours[0].condition);
+    QCOMPARE(ours[0].reason, QStringLiteral("string $ (number 2) is not used in the condition (YARA refuses such rules)"));
+}
+
+void TestYaraCondition::fixedOffsets_data()
+{
+    QTest::addColumn<QString>("condition");
+    QTest::addColumn<int>("fixedA"); // -1: not fixed
+    QTest::addColumn<int>("fixedB");
+    QTest::newRow("at 0") << "$a at 0 and $b" << 0 << -1;
+    QTest::newRow("twice the same") << "$a at 0 and $a at 0 and $b at 5" << 0 << 5;
+    QTest::newRow("two offsets") << "$a at 0 and $a at 2 and $b" << -1 << -1;
+    QTest::newRow("or two offsets") << "$a at 0 or $a at 2 or $b" << -1 << -1;
+    QTest::newRow("counted too") << "$a at 0 and #a > 0 and $b" << -1 << -1;
+    QTest::newRow("not a constant") << "$a at filesize - 12 and $b" << -1 << -1;
+    QTest::newRow("constant expression") << "$a at (1 + 1) and $b" << 2 << -1;
+    QTest::newRow("in a set") << "$a at 0 and any of ($a, $b)" << -1 << -1;
+    QTest::newRow("loop at the same offset") << "$a at 0 and for any of ($b) : ($ at 0)" << 0 << -1;
+    QTest::newRow("loop elsewhere") << "$a at 0 and for any of ($b) : ($ at 5)" << -1 << -1;
+    QTest::newRow("loop without at") << "$a at 0 and for any of ($b) : ($)" << -1 << -1;
+    QTest::newRow("loop at a variable, before") << "for any of ($b) : ($ at @b) and $a at 7" << 7 << -1;
+    QTest::newRow("loop at a variable, after") << "$a at 7 and for any of ($b) : ($ at @b)" << -1 << -1;
+}
+
+void TestYaraCondition::fixedOffsets()
+{
+    QFETCH(QString, condition);
+    QFETCH(int, fixedA);
+    QFETCH(int, fixedB);
+    // $a ("ab") occurs at 0, 2 and 7; $b ("cd") at 5 and 10.
+    const QByteArray data("abab_cdab_cd");
+    const std::string source =
+        "rule t { strings: $a = \"ab\" $b = \"cd\" condition: " + condition.toStdString() + " }\n";
+    compareFile(source, data, true, condition);
+
+    std::istringstream in(source);
+    auto file = m_yaramod.parseStream(in);
+    QString why;
+    std::vector<YaraConditionCompiler::StringUse> uses;
+    QVERIFY2(YaraConditionCompiler::compile(*file->getRules()[0], {}, &why, &uses), qPrintable(why));
+    QCOMPARE(uses.size(), size_t(2));
+    QCOMPARE(uses[0].fixedOffset.value_or(-1), int64_t(fixedA));
+    QCOMPARE(uses[1].fixedOffset.value_or(-1), int64_t(fixedB));
+
+    // And YARA's own match lists show it: all the matches, or only the one at the fixed offset.
+    const OracleResult oracle = runYara(source, data);
+    QVERIFY(oracle.compiled);
+    const std::vector<std::vector<int64_t>> everywhere{{0, 2, 7}, {5, 10}};
+    for (size_t k = 0; k < 2; ++k) {
+        std::vector<int64_t> expected;
+        for (int64_t offset : everywhere[k]) {
+            if (!uses[k].fixedOffset || *uses[k].fixedOffset == offset)
+                expected.push_back(offset);
+        }
+        std::vector<int64_t> seen;
+        for (const StringMatch &m : oracle.rules[0].strings[k])
+            seen.push_back(m.offset);
+        QCOMPARE(seen, expected);
+    }
 }
 
 void TestYaraCondition::ruleReferences()
