@@ -125,8 +125,10 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     }
     case Op::Of: {
         const int64_t q = eval(n.a, state);
+        // Counting stops once the answer is known; the count is only compared with q below.
+        const int64_t enough = q == U ? int64_t(n.c) : (q <= 0 ? 1 : q);
         int64_t found = 0;
-        for (int32_t k = 0; k < n.c; ++k)
+        for (int32_t k = 0; k < n.c && found < enough; ++k)
             found += state.matches(m_lists[size_t(n.b + k)]).empty() ? 0 : 1;
         const int64_t count = n.c;
         if (q == U)
