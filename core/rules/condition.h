@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace Hitscope {
+
+/// One match of one string of a YARA rule, as YARA reports it.
+struct StringMatch
+{
+    int64_t offset = 0;
+    int64_t length = 0;
+
+    bool operator==(const StringMatch &) const = default;
+};
+
+/// What a condition may read about the file being scanned.
+struct ConditionContext
+{
+    int64_t fileSize = 0;
+    /// Reads `size` (1, 2 or 4) bytes at `offset`; false when they are not all inside the file.
+    std::function<bool(int64_t offset, int size, uint8_t *out)> read;
+    /// Matches of each string of the rule, in declaration order of the strings, each ascending by offset
+    /// (private strings included: conditions see them).
+    const std::vector<std::vector<StringMatch>> *strings = nullptr;
+    /// Whether the rule with this RuleSet index matched the file (rules are evaluated in declaration
+    /// order; a condition only refers to rules declared before its own).
+    std::function<bool(int rule)> ruleMatched;
+};
+
+/**
+ * A YARA condition compiled from yaramod's expression tree (YaraConditionCompiler) into a form that is
+ * evaluated per file with YARA 4.2's semantics, undefined values included.
+ */
+class Condition
+{
+public:
+    virtual ~Condition() = default;
+    virtual bool evaluate(const ConditionContext &context) const = 0;
+};
+
+using ConditionPtr = std::shared_ptr<const Condition>;
+
+} // namespace Hitscope
