@@ -815,10 +815,13 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         cb->beginComputePass(updates);
         cb->endComputePass();
         m_timer->begin(cb);
-        // One compute pass per phase: a phase continues from the states the one before wrote.
+        // One compute pass per phase: a phase continues from the states the one before wrote, and a fix-up pass
+        // that scans nothing again proves the chains consistent only if no earlier pass still runs beside it:
+        // an explicit barrier before every phase (also after the previous frame's), whatever QRhi records itself.
         size_t d = 0;
         while (d < plan.dispatchPhases.size()) {
             const uint32_t phase = plan.dispatchPhases[d];
+            VulkanStaging::recordComputeBarrier(*m_device, cb);
             cb->beginComputePass();
             cb->setComputePipeline(pipeline);
             const QRhiCommandBuffer::DynamicOffset offset(0, quint32(phase * uint32_t(paramsStride)));

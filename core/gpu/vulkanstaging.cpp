@@ -123,4 +123,25 @@ void VulkanStaging::recordCopies(QRhiCommandBuffer *cb, const std::vector<Copy> 
 #endif
 }
 
+void VulkanStaging::recordComputeBarrier(RhiDevice &device, QRhiCommandBuffer *cb)
+{
+#if QT_CONFIG(vulkan)
+    if (device.backend() != GpuBackend::Vulkan || !device.vulkanInstance())
+        return;
+    cb->beginExternal();
+    const auto *cbh = static_cast<const QRhiVulkanCommandBufferNativeHandles *>(cb->nativeHandles());
+    VkMemoryBarrier barrier {};
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    deviceFunctions(device)->vkCmdPipelineBarrier(cbh->commandBuffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr,
+                                                  0, nullptr);
+    cb->endExternal();
+#else
+    Q_UNUSED(device);
+    Q_UNUSED(cb);
+#endif
+}
+
 } // namespace Hitscope

@@ -36,6 +36,10 @@ public:
 
     /// Records the copies and one barrier that makes them visible to compute shaders. Call outside any pass.
     void recordCopies(QRhiCommandBuffer *cb, const std::vector<Copy> &copies);
+    /// Records a barrier after which compute shaders see every earlier compute write and start only once the
+    /// earlier dispatches ended (consecutive dispatches may otherwise overlap). Does nothing off Vulkan. Call
+    /// outside any pass.
+    static void recordComputeBarrier(RhiDevice &device, QRhiCommandBuffer *cb);
 
 private:
     explicit VulkanStaging(RhiDevice &device);
