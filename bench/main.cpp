@@ -42,6 +42,7 @@ void usage()
                "      --batch-bytes N, --segment-bytes N   Hitscope launch parameters\n"
                "      --no-yara, --no-vectorscan           leave a peer out\n"
                "      --kernel-only    GPU: only the kernel with data resident (for tuning)\n"
+               "      --group-states N DFA states at which a merged group stops growing (compile option)\n"
                "      --json FILE      also write the table as JSON\n",
                stdout);
 }
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
     int repeat = 3;
     bool yara = true, vectorscan = true, kernelOnly = false;
     LaunchParams params;
+    CompileOptions compileOptions;
     const QStringList args = QCoreApplication::arguments();
     for (int i = 1; i < args.size(); ++i) {
         const QString &a = args[i];
@@ -121,6 +123,8 @@ int main(int argc, char **argv)
             yara = false;
         else if (a == QLatin1String("--no-vectorscan"))
             vectorscan = false;
+        else if (a == QLatin1String("--group-states"))
+            compileOptions.maxStatesPerGroup = next().toInt();
         else if (a == QLatin1String("--kernel-only"))
             kernelOnly = true;
         else if (a == QLatin1String("--json"))
@@ -146,7 +150,7 @@ int main(int argc, char **argv)
     t.start();
     RuleSet rules = RuleLoader::loadFiles(rulesFiles);
     const double loadMs = double(t.nsecsElapsed()) / 1e6;
-    const PatternCatalog catalog = PatternCatalog::compile(rules);
+    const PatternCatalog catalog = PatternCatalog::compile(rules, compileOptions);
     int states = 0;
     for (const DfaGroup &g : catalog.groups)
         states += int(g.dfa.numStates);
@@ -157,6 +161,10 @@ int main(int argc, char **argv)
                 rules.rejections.size() + catalog.rejections.size());
     for (const Rejection &r : catalog.rejections)
         std::printf("  rejected: %s\n", qPrintable(r.toString()));
+    std::printf("groups (states/classes/patterns, u = unbounded):");
+    for (const DfaGroup &g : catalog.groups)
+        std::printf(" %u/%u/%zu%s", g.dfa.numStates, g.dfa.numClasses, g.patterns.size(), g.unbounded() ? "u" : "");
+    std::printf("\n");
 
     // Corpus.
     std::vector<QByteArray> files;
