@@ -78,6 +78,22 @@ void appendPreview(std::string &out, const QByteArray &data)
     }
 }
 
+// Hex strings' data as yara prints it: at most 64 bytes as "4D 5A", then " ..." when there is more.
+void appendHexPreview(std::string &out, const QByteArray &data)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const qsizetype shown = std::min<qsizetype>(64, data.size());
+    for (qsizetype i = 0; i < shown; ++i) {
+        const auto c = static_cast<unsigned char>(data[i]);
+        if (i)
+            out += ' ';
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    }
+    if (data.size() > 64)
+        out += " ...";
+}
+
 } // namespace
 
 int runScanCommand(const CliArgs &args)
@@ -105,8 +121,10 @@ int runScanCommand(const CliArgs &args)
     for (const Rejection &r : rejections)
         emitRejection(r);
 
+    // A YARA rule without strings (a condition on filesize or header bytes) is usable too.
     const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),
-                                    [](const PatternInfo &p) { return p.group >= 0; });
+                                    [](const PatternInfo &p) { return p.group >= 0; })
+        || std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &r) { return r.isYara(); });
     if (!usable) {
         out.flush();
         warn(QStringLiteral("no usable rule in %1").arg(args.rules.join(QLatin1String(", "))));
@@ -147,14 +165,28 @@ int runScanCommand(const CliArgs &args)
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
 
-    std::vector<int> ruleHits(rules.rules.size());
     Scanner::Callbacks cb;
     cb.fileDone = [&](const FileResult &fr) {
         std::string &b = out.buf();
         const QByteArray display = fr.path;
+        std::unique_ptr<PreviewReader> preview;
+        auto matchData = [&](const Hit &h) {
+            if (!preview)
+                preview = std::make_unique<PreviewReader>(fr.path);
+            return preview->read(h.offset, h.length, kYaraPreviewBytes);
+        };
+        // A rule's hits grouped by string in declaration order, each ascending (yara's order).
+        auto ruleHits = [&](int r, auto &&visit) {
+            for (int pid : rules.rules[size_t(r)].patterns)
+                for (const Hit &h : fr.hits)
+                    if (h.pattern == pid)
+                        visit(rules.patterns[size_t(pid)], h);
+        };
         if (args.json) {
             for (const Hit &h : fr.hits) {
                 const Pattern &p = rules.patterns[size_t(h.pattern)];
+                if (p.yara)
+                    continue;
                 b += "{\"type\":\"hit\",\"file\":";
                 appendJsonString(b, display);
                 b += ",\"rule\":";
@@ -164,31 +196,67 @@ int runScanCommand(const CliArgs &args)
                 b += ",\"offset\":" + std::to_string(h.offset) + ",\"length\":" + std::to_string(h.length) + "}\n";
                 out.maybeFlush();
             }
+            for (int r : fr.rules) {
+                const Rule &rule = rules.rules[size_t(r)];
+                if (!rule.isYara())
+                    continue;
+                b += "{\"type\":\"match\",\"file\":";
+                appendJsonString(b, display);
+                b += ",\"rule\":";
+                appendJsonString(b, rule.name.toUtf8());
+                b += ",\"namespace\":";
+                appendJsonString(b, rule.ns.toUtf8());
+                b += ",\"tags\":[";
+                for (qsizetype t = 0; t < rule.tags.size(); ++t) {
+                    if (t)
+                        b += ',';
+                    appendJsonString(b, rule.tags[t].toUtf8());
+                }
+                b += "],\"strings\":[";
+                bool first = true;
+                ruleHits(r, [&](const Pattern &p, const Hit &h) {
+                    b += first ? "{\"id\":" : ",{\"id\":";
+                    first = false;
+                    appendJsonString(b, p.id.toUtf8());
+                    b += ",\"offset\":" + std::to_string(h.offset) + ",\"length\":" + std::to_string(h.length)
+                        + ",\"data\":";
+                    appendJsonString(b, matchData(h));
+                    b += '}';
+                });
+                b += "]}\n";
+                out.maybeFlush();
+            }
             return;
         }
-        // Which rules matched, in rule order, and their hits grouped by pattern (yara's order).
-        std::fill(ruleHits.begin(), ruleHits.end(), 0);
-        std::vector<int> matched;
-        for (const Hit &h : fr.hits) {
-            const int r = rules.patterns[size_t(h.pattern)].ruleIndex;
-            if (ruleHits[size_t(r)]++ == 0)
-                matched.push_back(r);
-        }
-        std::sort(matched.begin(), matched.end());
         if (args.countOnly) {
-            b += std::string(display.constData(), size_t(display.size())) + ": " + std::to_string(matched.size()) + "\n";
+            b += std::string(display.constData(), size_t(display.size())) + ": " + std::to_string(fr.rules.size()) + "\n";
             out.maybeFlush();
             return;
         }
-        std::unique_ptr<PreviewReader> preview;
-        for (int r : matched) {
-            b += rules.rules[size_t(r)].name.toStdString() + ' ' + std::string(display.constData(), size_t(display.size()))
-                + '\n';
+        for (int r : fr.rules) {
+            const Rule &rule = rules.rules[size_t(r)];
+            b += rule.name.toStdString() + ' ' + std::string(display.constData(), size_t(display.size())) + '\n';
             if (!args.printStrings)
                 continue;
-            if (!preview)
-                preview = std::make_unique<PreviewReader>(fr.path);
-            for (int pid : rules.rules[size_t(r)].patterns) {
+            auto line = [&](const Pattern &p, const Hit &h) {
+                char head[64];
+                std::snprintf(head, sizeof head, "0x%llx:", static_cast<unsigned long long>(h.offset));
+                b += head;
+                b += p.id.toStdString();
+                b += ": ";
+                const QByteArray data = matchData(h);
+                if (p.yara && p.yara->hex)
+                    appendHexPreview(b, data);
+                else
+                    appendPreview(b, data);
+                b += '\n';
+            };
+            if (rule.isYara()) {
+                ruleHits(r, line);
+                out.maybeFlush();
+                continue;
+            }
+            for (int pid : rule.patterns) {
                 const Pattern &p = rules.patterns[size_t(pid)];
                 // Report-all gives one hit per match end; people read one line per start, the longest
                 // match (as yara prints them). JSON keeps every hit.
@@ -203,16 +271,8 @@ int runScanCommand(const CliArgs &args)
                         lines.push_back(&h);
                     last = &h;
                 }
-                for (const Hit *hp : lines) {
-                    const Hit &h = *hp;
-                    char head[64];
-                    std::snprintf(head, sizeof head, "0x%llx:", static_cast<unsigned long long>(h.offset));
-                    b += head;
-                    b += p.id.toStdString();
-                    b += ": ";
-                    appendPreview(b, preview->read(h.offset, h.length, kYaraPreviewBytes));
-                    b += '\n';
-                }
+                for (const Hit *hp : lines)
+                    line(p, *hp);
             }
             out.maybeFlush();
         }

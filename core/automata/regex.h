@@ -37,6 +37,9 @@ struct Regex
         std::vector<int> children;
         int min = 0;
         int max = 0;
+        /// Repeat only: prefers more repetitions. Report-all hits do not depend on it; YARA's choice of one
+        /// match per start (PriorityMatcher) does.
+        bool greedy = true;
     };
 
     std::vector<Node> nodes;

@@ -414,9 +414,12 @@ bool Parser::applyQuantifier(Frame &frame, qsizetype start, qsizetype end, int m
     frame.items.back() = m_regex.addRepeat(frame.items.back(), min, max);
     frame.canRepeat = false;
     m_pos = end;
-    // Lazy and greedy report the same hits when every match end is reported.
-    if (has(m_pos) && at(m_pos) == '?')
+    // Lazy and greedy report the same hits when every match end is reported; YARA's one match per start
+    // depends on it.
+    if (has(m_pos) && at(m_pos) == '?') {
+        m_regex.nodes[size_t(frame.items.back())].greedy = false;
         ++m_pos;
+    }
     else if (has(m_pos) && at(m_pos) == '+')
         return fail(QStringLiteral("possessive quantifiers are not supported"), m_pos);
     return true;

@@ -1,15 +1,40 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include <QByteArray>
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 
+#include "automata/prioritymatcher.h"
 #include "automata/regex.h"
+#include "rules/condition.h"
 
 namespace Hitscope {
+
+/**
+ * What YARA strings need beyond their automaton: YARA reports one match per start offset, chosen by
+ * priority (PriorityMatcher), where list rules report every match end.
+ */
+struct YaraString
+{
+    /// Decides the match at a start; `wideMatcher` (regexes that are both ascii and wide) is tried where
+    /// `matcher` finds none, as YARA tries the wide form after the ASCII one.
+    std::shared_ptr<const PriorityMatcher> matcher;
+    std::shared_ptr<const PriorityMatcher> wideMatcher;
+    bool matcherIsWide = false; ///< a regex with only the wide modifier
+    int textLength = 0;         ///< text strings: a match of twice this length is the wide form
+    bool fullword = false;      ///< no alphanumeric byte (or wide character) may touch the match
+    bool hex = false;           ///< a hex string: printed as hex bytes
+    /// > 0 when every match has this length and Pattern::regex is exact: the start is end - n + 1.
+    int fixedLength = 0;
+    int minLength = 1;
+    /// >= 0: the condition only asks for a match at this offset, and YARA reports no other.
+    int64_t fixedOffset = -1;
+};
 
 /// One searchable string of a rule: a literal, a hex string or a regex, already parsed into a Regex.
 struct Pattern
@@ -19,15 +44,24 @@ struct Pattern
     Regex regex;         ///< what the automata compile
     int ruleIndex = -1;  ///< index into RuleSet::rules
     bool isPrivate = false;
+    std::shared_ptr<const YaraString> yara; ///< null for list rules
 };
 
-/// A rule: a name, where it came from, and the patterns it owns. List rules match when any pattern hits.
+/// A rule: a name, where it came from, and the patterns it owns. List rules match when any pattern hits;
+/// YARA rules when their condition holds.
 struct Rule
 {
     QString name;
     QString sourceFile;
     int line = 0; ///< 1-based
-    std::vector<int> patterns; ///< indices into RuleSet::patterns
+    std::vector<int> patterns; ///< indices into RuleSet::patterns (a YARA rule's strings, in order)
+    ConditionPtr condition;    ///< YARA rules only
+    QString ns;                ///< YARA namespace
+    QStringList tags;
+    bool isPrivate = false;    ///< evaluated, referable, never reported
+    bool isGlobal = false;     ///< when false for a file, no rule of its namespace matches that file
+
+    bool isYara() const { return condition != nullptr; }
 };
 
 /// A rule or line that was not accepted, with the reason. The rest of its file still runs.

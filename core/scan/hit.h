@@ -30,6 +30,10 @@ struct FileResult
     QByteArray path;
     int64_t size = 0;
     std::vector<Hit> hits; ///< sorted by offset, then pattern
+    /// The rules that match the file and are reported (RuleSet indices, ascending): list rules with a hit,
+    /// YARA rules whose condition holds (private ones and those of a namespace whose global rule failed
+    /// are left out). Set by RuleEvaluator.
+    std::vector<int> rules;
 };
 
 } // namespace Hitscope

@@ -9,6 +9,7 @@
 
 #include "automata/patterncatalog.h"
 #include "automata/startfinder.h"
+#include "rules/ruleevaluator.h"
 #include "rules/ruleset.h"
 #include "scan/batchtelemetry.h"
 #include "scan/engine.h"
@@ -62,11 +63,14 @@ private:
     LaunchParams currentParams();
     void resolve(const FileBatch &batch, const std::vector<RawHit> &raw, int threads,
                  std::vector<std::vector<Hit>> &perFile);
+    void yaraMatches(const YaraString &yara, int pattern, const std::vector<int64_t> &ends, int64_t fileSize,
+                     const StartFinder::ByteAt &byteAt, bool verify, std::vector<Hit> &out) const;
 
     const RuleSet &m_rules;
     const PatternCatalog &m_catalog;
     Engine &m_engine;
     StartFinder m_starts;
+    RuleEvaluator m_evaluator;
     std::mutex m_paramsMutex;
     LaunchParams m_params;
     std::atomic_int m_paramsVersion { 0 };

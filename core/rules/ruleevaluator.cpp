@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "ruleevaluator.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace Hitscope {
+
+namespace {
+
+/// Reads bytes for uint8(..)/uint32be(..) and the like; most conditions read near the start of the file, so
+/// its first block is read once.
+class FileBytes
+{
+public:
+    FileBytes(const QByteArray &path, int64_t size)
+        : m_path(path)
+        , m_size(size)
+    {
+    }
+    ~FileBytes()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+
+    bool read(int64_t offset, int size, uint8_t *out)
+    {
+        if (offset < 0 || size <= 0 || offset + size > m_size)
+            return false;
+        if (!open())
+            return false;
+        if (offset + size <= int64_t(m_head.size())) {
+            std::copy_n(m_head.data() + offset, size, out);
+            return true;
+        }
+        return ::pread(m_fd, out, size_t(size), offset) == ssize_t(size);
+    }
+
+private:
+    bool open()
+    {
+        if (m_fd >= 0)
+            return true;
+        if (m_failed)
+            return false;
+        m_fd = ::open(m_path.constData(), O_RDONLY | O_CLOEXEC);
+        if (m_fd < 0) {
+            m_failed = true;
+            return false;
+        }
+        m_head.resize(size_t(std::min<int64_t>(m_size, kHead)));
+        const ssize_t n = ::pread(m_fd, m_head.data(), m_head.size(), 0);
+        m_head.resize(n > 0 ? size_t(n) : 0);
+        return true;
+    }
+
+    static constexpr int64_t kHead = 4096;
+    const QByteArray &m_path;
+    const int64_t m_size;
+    int m_fd = -1;
+    bool m_failed = false;
+    std::vector<uint8_t> m_head;
+};
+
+} // namespace
+
+RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejectedPatterns)
+    : m_rules(rules)
+{
+    m_disabled.assign(rules.rules.size(), 0);
+    for (int p : rejectedPatterns)
+        m_disabled[size_t(rules.patterns[size_t(p)].ruleIndex)] = 1;
+    m_localIndex.assign(rules.patterns.size(), -1);
+    m_namespace.assign(rules.rules.size(), -1);
+    std::map<QString, int> namespaces;
+    m_matches.resize(rules.rules.size());
+    for (size_t r = 0; r < rules.rules.size(); ++r) {
+        const Rule &rule = rules.rules[r];
+        for (size_t i = 0; i < rule.patterns.size(); ++i)
+            m_localIndex[size_t(rule.patterns[i])] = int(i);
+        if (!rule.isYara())
+            continue;
+        m_anyYara = true;
+        const auto [it, inserted] = namespaces.emplace(rule.ns, int(namespaces.size()));
+        m_namespace[r] = it->second;
+        m_matches[r].resize(rule.patterns.size());
+    }
+    m_namespaces = int(namespaces.size());
+    m_result.assign(rules.rules.size(), 0);
+    m_hit.assign(rules.rules.size(), 0);
+    m_failedGlobal.assign(size_t(m_namespaces), 0);
+}
+
+void RuleEvaluator::evaluate(FileResult &file)
+{
+    std::vector<Hit> &hits = file.hits;
+    // A YARA string's start may be found from two batches of one file: once is enough.
+    hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+    file.rules.clear();
+    std::fill(m_hit.begin(), m_hit.end(), 0);
+    for (const Hit &h : hits) {
+        const Pattern &p = m_rules.patterns[size_t(h.pattern)];
+        m_hit[size_t(p.ruleIndex)] = 1;
+        if (p.yara) {
+            auto &list = m_matches[size_t(p.ruleIndex)];
+            if (std::all_of(list.begin(), list.end(), [](const auto &l) { return l.empty(); }))
+                m_touched.push_back(p.ruleIndex);
+            list[size_t(m_localIndex[size_t(h.pattern)])].push_back({ h.offset, h.length });
+        }
+    }
+    if (!m_anyYara) {
+        for (size_t r = 0; r < m_rules.rules.size(); ++r)
+            if (m_hit[r])
+                file.rules.push_back(int(r));
+        return;
+    }
+
+    FileBytes bytes(file.path, file.size);
+    ConditionContext context;
+    context.fileSize = file.size;
+    context.read = [&bytes](int64_t offset, int size, uint8_t *out) { return bytes.read(offset, size, out); };
+    context.ruleMatched = [this](int rule) { return rule >= 0 && size_t(rule) < m_result.size() && m_result[size_t(rule)]; };
+    std::fill(m_failedGlobal.begin(), m_failedGlobal.end(), 0);
+    for (size_t r = 0; r < m_rules.rules.size(); ++r) {
+        const Rule &rule = m_rules.rules[r];
+        if (!rule.isYara()) {
+            m_result[r] = m_hit[r];
+            continue;
+        }
+        context.strings = &m_matches[r];
+        m_result[r] = !m_disabled[r] && rule.condition->evaluate(context) ? 1 : 0;
+        if (!m_result[r] && rule.isGlobal)
+            m_failedGlobal[size_t(m_namespace[r])] = 1;
+    }
+    for (size_t r = 0; r < m_rules.rules.size(); ++r) {
+        const Rule &rule = m_rules.rules[r];
+        if (rule.isYara() && (rule.isPrivate || m_failedGlobal[size_t(m_namespace[r])]))
+            m_result[r] = 0;
+        if (m_result[r])
+            file.rules.push_back(int(r));
+    }
+    // What is shown: hits of list rules, and the public strings of reported YARA rules.
+    std::erase_if(hits, [&](const Hit &h) {
+        const Pattern &p = m_rules.patterns[size_t(h.pattern)];
+        return p.yara && (p.isPrivate || !m_result[size_t(p.ruleIndex)]);
+    });
+    for (int r : m_touched)
+        for (auto &list : m_matches[size_t(r)])
+            list.clear();
+    m_touched.clear();
+}
+
+} // namespace Hitscope

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <vector>
+
+#include "rules/ruleset.h"
+#include "scan/hit.h"
+
+namespace Hitscope {
+
+/**
+ * Decides, once all of a file's hits are known, which rules match it: list rules when any of their patterns
+ * hit, YARA rules when their condition holds (with YARA's private and global rules). Then keeps only the
+ * hits people see: those of list rules, and those of reported YARA rules' strings that are not private.
+ * One instance per scanning thread: it keeps its buffers between files.
+ */
+class RuleEvaluator
+{
+public:
+    /// `rejectedPatterns`: patterns the engines do not run (the catalog refused them); a YARA rule with one
+    /// of them never matches, as its condition cannot be decided.
+    explicit RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejectedPatterns = {});
+
+    /// `file.hits` sorted (Hit::operator<); fills `file.rules` and filters `file.hits`. Reads the file
+    /// (through `file.path`) only where a condition reads its bytes.
+    void evaluate(FileResult &file);
+
+private:
+    const RuleSet &m_rules;
+    std::vector<int> m_localIndex;  ///< per pattern: its index among its rule's strings
+    std::vector<int> m_namespace;   ///< per rule: index of its YARA namespace, -1 for list rules
+    int m_namespaces = 0;
+    bool m_anyYara = false;
+    // Buffers kept between files.
+    std::vector<std::vector<std::vector<StringMatch>>> m_matches; ///< per rule, per string
+    std::vector<int> m_touched;     ///< rules whose m_matches are not empty
+    std::vector<char> m_result;     ///< per rule: the condition held
+    std::vector<char> m_hit;        ///< per rule: a pattern hit (list rules)
+    std::vector<char> m_failedGlobal; ///< per namespace
+    std::vector<char> m_disabled;   ///< per rule
+};
+
+} // namespace Hitscope

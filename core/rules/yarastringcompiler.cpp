@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "yarastringcompiler.h"
+
+#include <QRegularExpression>
+
+#include <yaramod/types/hex_string.h>
+#include <yaramod/types/plain_string.h>
+#include <yaramod/types/regexp.h>
+#include <yaramod/types/string.h>
+
+#include "automata/regexparser.h"
+
+namespace Hitscope {
+
+namespace {
+
+/// YARA's YR_STRING_CHAINING_THRESHOLD: longer jumps split a hex string into chained pieces.
+constexpr int kChainingThreshold = 200;
+/// Jumps that must skip more bytes than this are not counted by the automaton (see compileHex).
+constexpr int kMaxCountedJump = 16;
+
+/// How a node is copied into another Regex.
+enum class Copy { Plain, Wide, RelaxBoundaries };
+
+/**
+ * Copies the subtree at `node` of `from` into `into`. Wide: every byte is followed by a zero byte, as
+ * YARA's wide modifier reads text. RelaxBoundaries: \b also holds at the ends of the file, where YARA takes
+ * it for granted, so that the automaton finds every match YARA can report.
+ */
+int copyNode(Regex &into, const Regex &from, int node, Copy mode)
+{
+    const Regex::Node &n = from.nodes[size_t(node)];
+    switch (n.type) {
+    case Regex::Node::Type::Bytes:
+        if (mode == Copy::Wide) {
+            ByteSet zero;
+            zero.set(0);
+            return into.addConcat({ into.addBytes(n.bytes), into.addBytes(zero) });
+        }
+        return into.addBytes(n.bytes);
+    case Regex::Node::Type::Assert:
+        if (mode == Copy::RelaxBoundaries && n.assertion == Assertion::WordBoundary)
+            return into.addAlternate({ into.addAssert(Assertion::WordBoundary), into.addAssert(Assertion::FileStart),
+                                       into.addAssert(Assertion::FileEnd) });
+        return into.addAssert(n.assertion);
+    case Regex::Node::Type::Empty:
+        return into.addConcat({});
+    case Regex::Node::Type::Concat:
+    case Regex::Node::Type::Alternate: {
+        std::vector<int> children;
+        for (int c : n.children)
+            children.push_back(copyNode(into, from, c, mode));
+        Regex::Node copy;
+        copy.type = n.type;
+        copy.children = std::move(children);
+        return into.add(std::move(copy));
+    }
+    case Regex::Node::Type::Repeat: {
+        const int child = copyNode(into, from, n.children.front(), mode);
+        const int r = into.addRepeat(child, n.min, n.max);
+        into.nodes[size_t(r)].greedy = n.greedy;
+        return r;
+    }
+    }
+    return into.addConcat({});
+}
+
+Regex alternation(const std::vector<std::pair<const Regex *, Copy>> &parts)
+{
+    Regex out;
+    std::vector<int> roots;
+    for (const auto &[r, mode] : parts)
+        roots.push_back(copyNode(out, *r, r->root, mode));
+    out.root = out.addAlternate(std::move(roots));
+    return out;
+}
+
+Regex relaxed(const Regex &exact)
+{
+    Regex out;
+    out.root = copyNode(out, exact, exact.root, Copy::RelaxBoundaries);
+    return out;
+}
+
+/// Which quantifiers a regex has: YARA refuses to mix greedy and lazy ones.
+void quantifierKinds(const Regex &r, bool *greedy, bool *lazy)
+{
+    for (const Regex::Node &n : r.nodes) {
+        if (n.type != Regex::Node::Type::Repeat)
+            continue;
+        (n.greedy ? *greedy : *lazy) = true;
+    }
+}
+
+QByteArray toBytes(const std::string &s)
+{
+    return QByteArray(s.data(), qsizetype(s.size()));
+}
+
+class HexParser
+{
+public:
+    HexParser(const QByteArray &text, Regex &out)
+        : m_text(text)
+        , m_out(out)
+    {
+    }
+
+    bool run(bool *chained, QString *error)
+    {
+        const int root = sequence(0, chained);
+        skipSpace();
+        if (m_error.isEmpty() && m_pos < m_text.size())
+            fail(QStringLiteral("unexpected '%1'").arg(QLatin1Char(m_text[m_pos])));
+        if (!m_error.isEmpty()) {
+            *error = QStringLiteral("invalid hex string: %1 at offset %2").arg(m_error).arg(m_pos);
+            return false;
+        }
+        m_out.root = root;
+        return true;
+    }
+
+private:
+    void skipSpace()
+    {
+        while (m_pos < m_text.size()) {
+            const char c = m_text[m_pos];
+            if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+                ++m_pos;
+            } else if (c == '/' && m_pos + 1 < m_text.size() && m_text[m_pos + 1] == '/') {
+                while (m_pos < m_text.size() && m_text[m_pos] != '\n')
+                    ++m_pos;
+            } else if (c == '/' && m_pos + 1 < m_text.size() && m_text[m_pos + 1] == '*') {
+                const qsizetype end = m_text.indexOf("*/", m_pos + 2);
+                m_pos = end < 0 ? m_text.size() : end + 2;
+            } else {
+                break;
+            }
+        }
+    }
+
+    int fail(const QString &why)
+    {
+        if (m_error.isEmpty())
+            m_error = why;
+        return -1;
+    }
+
+    static int nibble(char c)
+    {
+        if (c >= '0' && c <= '9')
+            return c - '0';
+        if (c >= 'a' && c <= 'f')
+            return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+            return c - 'A' + 10;
+        return c == '?' ? -2 : -1;
+    }
+
+    bool number(int *value)
+    {
+        skipSpace();
+        const qsizetype start = m_pos;
+        long long v = 0;
+        while (m_pos < m_text.size() && m_text[m_pos] >= '0' && m_text[m_pos] <= '9') {
+            v = v * 10 + (m_text[m_pos] - '0');
+            if (v > (1 << 30))
+                return false;
+            ++m_pos;
+        }
+        *value = int(v);
+        return m_pos > start;
+    }
+
+    // A sequence of bytes, jumps and groups up to ')' or '|' or the end; `chained` only at depth 0.
+    int sequence(int depth, bool *chained)
+    {
+        std::vector<int> items;
+        bool lastWasJump = false;
+        for (;;) {
+            skipSpace();
+            if (!m_error.isEmpty())
+                return -1;
+            if (m_pos >= m_text.size() || m_text[m_pos] == ')' || m_text[m_pos] == '|')
+                break;
+            const char c = m_text[m_pos];
+            if (c == '[') {
+                ++m_pos;
+                int lo = 0;
+                int hi = -1;
+                skipSpace();
+                const bool hasLo = m_pos < m_text.size() && m_text[m_pos] != '-';
+                if (hasLo && !number(&lo))
+                    return fail(QStringLiteral("bad jump"));
+                skipSpace();
+                if (m_pos < m_text.size() && m_text[m_pos] == '-') {
+                    ++m_pos;
+                    skipSpace();
+                    if (m_pos < m_text.size() && m_text[m_pos] != ']' && !number(&hi))
+                        return fail(QStringLiteral("bad jump"));
+                } else {
+                    if (!hasLo)
+                        return fail(QStringLiteral("bad jump"));
+                    hi = lo;
+                }
+                skipSpace();
+                if (m_pos >= m_text.size() || m_text[m_pos] != ']')
+                    return fail(QStringLiteral("']' expected"));
+                ++m_pos;
+                if (hi >= 0 && lo > hi)
+                    return fail(QStringLiteral("invalid jump range [%1-%2]").arg(lo).arg(hi));
+                if (items.empty())
+                    return fail(QStringLiteral("a hex string cannot start with a jump"));
+                const bool longJump = hi < 0 || lo > kChainingThreshold || hi > kChainingThreshold;
+                if (longJump && depth > 0)
+                    return fail(QStringLiteral("jumps over %1 bytes are not allowed inside alternatives")
+                                    .arg(kChainingThreshold));
+                if (longJump)
+                    *chained = true;
+                ByteSet any;
+                any.set();
+                // YARA's jumps are lazy and match any byte (hex strings are DOT_ALL).
+                const int r = m_out.addRepeat(m_out.addBytes(any), lo, hi);
+                m_out.nodes[size_t(r)].greedy = false;
+                items.push_back(r);
+                lastWasJump = true;
+                continue;
+            }
+            lastWasJump = false;
+            if (c == '(') {
+                ++m_pos;
+                std::vector<int> alternatives;
+                for (;;) {
+                    const int alt = sequence(depth + 1, chained);
+                    if (alt < 0)
+                        return -1;
+                    alternatives.push_back(alt);
+                    skipSpace();
+                    if (m_pos < m_text.size() && m_text[m_pos] == '|') {
+                        ++m_pos;
+                        continue;
+                    }
+                    if (m_pos < m_text.size() && m_text[m_pos] == ')') {
+                        ++m_pos;
+                        break;
+                    }
+                    return fail(QStringLiteral("')' expected"));
+                }
+                items.push_back(m_out.addAlternate(std::move(alternatives)));
+                continue;
+            }
+            if (c == '~')
+                return fail(QStringLiteral("'~' (not) is not supported by YARA 4.2"));
+            if (m_pos + 1 >= m_text.size())
+                return fail(QStringLiteral("incomplete byte"));
+            const int hiN = nibble(c);
+            const int loN = nibble(m_text[m_pos + 1]);
+            if (hiN == -1 || loN == -1)
+                return fail(QStringLiteral("invalid byte '%1'").arg(QString::fromLatin1(m_text.mid(m_pos, 2))));
+            m_pos += 2;
+            ByteSet set;
+            for (int b = 0; b < 256; ++b)
+                if ((hiN < 0 || (b >> 4) == hiN) && (loN < 0 || (b & 15) == loN))
+                    set.set(size_t(b));
+            items.push_back(m_out.addBytes(set));
+        }
+        if (items.empty())
+            return fail(QStringLiteral("empty hex string or alternative"));
+        if (lastWasJump)
+            return fail(QStringLiteral("a hex string cannot end with a jump"));
+        return m_out.addConcat(std::move(items));
+    }
+
+    const QByteArray &m_text;
+    Regex &m_out;
+    qsizetype m_pos = 0;
+    QString m_error;
+};
+
+YaraStringCompiler::Result compileText(const yaramod::String &s)
+{
+    YaraStringCompiler::Result result;
+    const QByteArray text = toBytes(s.getPureText());
+    if (text.isEmpty()) {
+        result.error = QStringLiteral("empty string");
+        return result;
+    }
+    const bool wide = s.isWide();
+    const bool xorMod = s.isXor();
+    // yaramod reports ascii when no wide is given; with xor, YARA compares ASCII text unless only wide is asked.
+    const bool ascii = s.isAscii();
+    if (xorMod && s.isNocase()) {
+        result.error = QStringLiteral("xor and nocase cannot be combined");
+        return result;
+    }
+    int lo = 0;
+    int hi = 255;
+    if (xorMod) {
+        static const QRegularExpression keys(QStringLiteral("xor\\(\\s*(\\w+)\\s*(?:-\\s*(\\w+)\\s*)?\\)"));
+        const auto m = keys.match(QString::fromStdString(s.getModifiersText()));
+        if (m.hasMatch()) {
+            bool ok1 = false;
+            bool ok2 = true;
+            lo = m.captured(1).toInt(&ok1, 0);
+            hi = m.captured(2).isEmpty() ? lo : m.captured(2).toInt(&ok2, 0);
+            if (!ok1 || !ok2 || lo < 0 || hi > 255 || lo > hi) {
+                result.error = QStringLiteral("invalid xor key range");
+                return result;
+            }
+        }
+    }
+    const Regex plain = Regex::fromLiteral(text.constData(), int(text.size()), s.isNocase());
+    // The order is YARA's: at one offset, the first of these that matches is the match.
+    std::vector<Regex> keyed;
+    std::vector<std::pair<const Regex *, Copy>> parts;
+    if (!xorMod) {
+        if (ascii)
+            parts.push_back({ &plain, Copy::Plain });
+        if (wide)
+            parts.push_back({ &plain, Copy::Wide });
+    } else {
+        keyed.reserve(size_t(hi - lo + 1));
+        for (int k = lo; k <= hi; ++k) {
+            QByteArray x = text;
+            for (char &c : x)
+                c = char(uint8_t(c) ^ uint8_t(k));
+            keyed.push_back(Regex::fromLiteral(x.constData(), int(x.size())));
+        }
+        if (wide) {
+            // Wide xor: the key applies to the zero bytes too.
+            for (int k = lo; k <= hi; ++k) {
+                QByteArray x;
+                for (char c : text) {
+                    x += char(uint8_t(c) ^ uint8_t(k));
+                    x += char(uint8_t(k));
+                }
+                keyed.push_back(Regex::fromLiteral(x.constData(), int(x.size())));
+            }
+            for (size_t i = size_t(hi - lo + 1); i < keyed.size(); ++i)
+                parts.push_back({ &keyed[i], Copy::Plain });
+        }
+        if (ascii || !wide)
+            for (int i = 0; i <= hi - lo; ++i)
+                parts.push_back({ &keyed[size_t(i)], Copy::Plain });
+    }
+    auto y = std::make_shared<YaraString>();
+    Regex exact = alternation(parts);
+    y->matcher = std::make_shared<PriorityMatcher>(exact);
+    y->fullword = s.isFullword();
+    y->textLength = int(text.size());
+    y->minLength = exact.minLength();
+    if (!(wide && ascii))
+        y->fixedLength = int(text.size()) * (wide ? 2 : 1);
+    result.dfa = std::move(exact);
+    result.yara = std::move(y);
+    return result;
+}
+
+YaraStringCompiler::Result compileHex(const yaramod::String &s)
+{
+    YaraStringCompiler::Result result;
+    auto y = std::make_shared<YaraString>();
+    y->hex = true;
+    Regex exact;
+    bool chained = false;
+    if (!YaraStringCompiler::parseHex(toBytes(s.getPureText()), exact, &chained, &result.error))
+        return result;
+    // Chained pieces: YARA confirms a start with the first tail piece that completes the chain.
+    y->matcher = std::make_shared<PriorityMatcher>(
+        exact, chained ? PriorityMatcher::Choice::Shortest : PriorityMatcher::Choice::Priority);
+    y->minLength = exact.minLength();
+    // A long jump's count makes the automaton explode ({ 4D 5A [300-] 90 } must count 300 bytes after each
+    // 4D 5A): the automaton gets any run of bytes instead, and every start is confirmed by the matcher.
+    Regex dfa = exact;
+    bool relaxed = false;
+    for (Regex::Node &n : dfa.nodes) {
+        if (n.type == Regex::Node::Type::Repeat && n.min > kMaxCountedJump
+            && dfa.nodes[size_t(n.children.front())].bytes.all()) {
+            n.min = 0;
+            n.max = -1;
+            relaxed = true;
+        }
+    }
+    if (!relaxed && exact.minLength() == exact.maxLength())
+        y->fixedLength = exact.minLength();
+    result.dfa = std::move(dfa);
+    result.yara = std::move(y);
+    return result;
+}
+
+YaraStringCompiler::Result compileRegex(const yaramod::Regexp &s)
+{
+    YaraStringCompiler::Result result;
+    if (s.isXor()) {
+        result.error = QStringLiteral("xor cannot be used with regular expressions");
+        return result;
+    }
+    const QString suffix = QString::fromStdString(s.getSuffixModifiers());
+    RegexFlags flags;
+    flags.caseless = suffix.contains(QLatin1Char('i')) || s.isNocase();
+    flags.dotAll = suffix.contains(QLatin1Char('s'));
+    RegexParser::Result parsed = RegexParser::parse(toBytes(s.getPureText()), flags);
+    if (!parsed.error.isEmpty()) {
+        result.error = QStringLiteral("invalid regular expression: %1").arg(parsed.error);
+        return result;
+    }
+    bool greedy = false;
+    bool lazy = false;
+    quantifierKinds(parsed.regex, &greedy, &lazy);
+    if (greedy && lazy) {
+        result.error = QStringLiteral("greedy and ungreedy quantifiers can't be mixed in a regular expression");
+        return result;
+    }
+    if (parsed.regex.matchesEmpty()) {
+        result.error = QStringLiteral("the regular expression matches the empty string");
+        return result;
+    }
+    const bool wide = s.isWide();
+    const bool ascii = s.isAscii();
+    if (wide && (parsed.regex.usesAssertion(Assertion::WordBoundary)
+                 || parsed.regex.usesAssertion(Assertion::NotWordBoundary))) {
+        result.error = QStringLiteral("\\b and \\B in wide regular expressions are not supported");
+        return result;
+    }
+    std::vector<std::pair<const Regex *, Copy>> parts;
+    if (ascii)
+        parts.push_back({ &parsed.regex, Copy::Plain });
+    if (wide)
+        parts.push_back({ &parsed.regex, Copy::Wide });
+    auto y = std::make_shared<YaraString>();
+    y->matcher = std::make_shared<PriorityMatcher>(alternation({ parts.front() }));
+    y->matcherIsWide = !ascii;
+    if (parts.size() > 1)
+        y->wideMatcher = std::make_shared<PriorityMatcher>(alternation({ parts.back() }));
+    y->fullword = s.isFullword();
+    Regex any = alternation(parts);
+    y->minLength = any.minLength();
+    result.dfa = relaxed(any);
+    result.yara = std::move(y);
+    return result;
+}
+
+} // namespace
+
+bool YaraStringCompiler::parseHex(const QByteArray &text, Regex &out, bool *chained, QString *error)
+{
+    *chained = false;
+    HexParser parser(text, out);
+    return parser.run(chained, error);
+}
+
+YaraStringCompiler::Result YaraStringCompiler::compile(const yaramod::String &string)
+{
+    if (string.isHex())
+        return compileHex(string);
+    if (string.isRegexp())
+        return compileRegex(static_cast<const yaramod::Regexp &>(string));
+    return compileText(string);
+}
+
+} // namespace Hitscope

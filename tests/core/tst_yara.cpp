@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// YARA rule files end to end: hitscope-cli's `RULE PATH` and `-s` lines against yara's (Debian's yara is the
+// oracle), on seeded random corpora and rule sets, on the CPU and the GPU engine; and the loader's
+// rejections, one rule at a time.
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <map>
+#include <set>
+
+#include "rules/ruleloader.h"
+#include "testutil.h"
+
+using namespace TestUtil;
+using namespace Hitscope;
+
+namespace {
+
+/// (rule, path) -> the -s lines under it, as printed.
+using Report = std::map<std::pair<QByteArray, QByteArray>, QList<QByteArray>>;
+
+Report parseReport(const QByteArray &out)
+{
+    Report report;
+    QList<QByteArray> *current = nullptr;
+    for (const QByteArray &line : out.split('\n')) {
+        if (line.isEmpty())
+            continue;
+        if (line.startsWith("0x") && current) {
+            current->push_back(line);
+            continue;
+        }
+        const qsizetype space = line.indexOf(' ');
+        current = &report[{ line.left(space), line.mid(space + 1) }];
+    }
+    return report;
+}
+
+QString describe(const Report &expected, const Report &got)
+{
+    QString s;
+    int shown = 0;
+    for (const auto &[key, lines] : expected) {
+        const auto it = got.find(key);
+        if (it == got.end()) {
+            s += QStringLiteral("\nmissing: %1 %2").arg(QString::fromUtf8(key.first), QString::fromUtf8(key.second));
+        } else if (it->second != lines) {
+            s += QStringLiteral("\nstrings differ for %1 %2:\n  yara: %3\n  ours: %4")
+                     .arg(QString::fromUtf8(key.first), QString::fromUtf8(key.second),
+                          QString::fromUtf8(lines.join("\n        ")), QString::fromUtf8(it->second.join("\n        ")));
+        } else {
+            continue;
+        }
+        if (++shown > 5)
+            return s;
+    }
+    for (const auto &[key, lines] : got)
+        if (!expected.count(key) && ++shown <= 8)
+            s += QStringLiteral("\nextra: %1 %2").arg(QString::fromUtf8(key.first), QString::fromUtf8(key.second));
+    return s;
+}
+
+QByteArray runYara(const QStringList &args, QByteArray *err)
+{
+    QProcess p;
+    p.start(QStringLiteral("yara"), args);
+    if (!p.waitForFinished(300000))
+        return "yara did not finish";
+    *err = p.readAllStandardError();
+    return p.readAllStandardOutput();
+}
+
+/// Words planted in the corpus and used by the rules.
+const char *const kWords[] = { "alpha", "Bravo", "charlie7", "delta_x", "echo", "foxtrot", "golf", "hotel99",
+                               "india", "juliet", "kilo", "lima-", "mike", "nov", "oscar" };
+constexpr int kWordCount = int(sizeof(kWords) / sizeof(kWords[0]));
+
+QByteArray widen(const QByteArray &s)
+{
+    QByteArray w;
+    for (char c : s) {
+        w += c;
+        w += '\0';
+    }
+    return w;
+}
+
+/// A file of random text and bytes with words planted as ASCII, wide, other case, xored, touching letters
+/// or not, and hex sequences with variable gaps.
+QByteArray makeFile(QRandomGenerator &rng)
+{
+    const int size = int(rng.bounded(12000));
+    QByteArray data;
+    while (data.size() < size) {
+        switch (rng.bounded(9)) {
+        case 0:
+        case 1: {
+            const int n = int(rng.bounded(1, 40));
+            for (int i = 0; i < n; ++i)
+                data += char(rng.bounded(2) ? rng.bounded(' ', '~' + 1) : rng.bounded(256));
+            break;
+        }
+        case 2:
+            data += QByteArray(kWords[rng.bounded(kWordCount)]);
+            break;
+        case 3:
+            data += widen(kWords[rng.bounded(kWordCount)]);
+            break;
+        case 4:
+            data += QByteArray(kWords[rng.bounded(kWordCount)]).toUpper();
+            break;
+        case 5: {
+            QByteArray w(kWords[rng.bounded(kWordCount)]);
+            const char key = char(rng.bounded(256));
+            for (char &c : w)
+                c ^= key;
+            data += w;
+            break;
+        }
+        case 6: {
+            // Hex-string material: 4D 5A, a gap, then one of two tails.
+            data += QByteArray::fromHex("4d5a");
+            for (int i = int(rng.bounded(7)); i > 0; --i)
+                data += char(rng.bounded(256));
+            data += QByteArray::fromHex(rng.bounded(2) ? "9000" : "90ff01");
+            break;
+        }
+        case 7:
+            data += ' ';
+            data += QByteArray(kWords[rng.bounded(kWordCount)]);
+            data += QByteArray::number(rng.bounded(1000));
+            data += rng.bounded(2) ? "@example.com " : "\n";
+            break;
+        default:
+            data += QByteArray(kWords[rng.bounded(kWordCount)]) + kWords[rng.bounded(kWordCount)];
+        }
+    }
+    return data;
+}
+
+QByteArray randomString(QRandomGenerator &rng)
+{
+    const QByteArray word(kWords[rng.bounded(kWordCount)]);
+    const int kind = int(rng.bounded(10));
+    if (kind < 5) {
+        QByteArray s = "\"" + word + "\"";
+        const bool xorMod = rng.bounded(5) == 0;
+        if (rng.bounded(3) == 0)
+            s += " wide";
+        if (rng.bounded(3) == 0)
+            s += " ascii";
+        if (!xorMod && rng.bounded(3) == 0)
+            s += " nocase";
+        if (rng.bounded(4) == 0)
+            s += " fullword";
+        if (xorMod) {
+            const int k = int(rng.bounded(3));
+            s += k == 0 ? " xor" : k == 1 ? " xor(0x20)" : " xor(1-200)";
+        }
+        if (rng.bounded(8) == 0)
+            s += " private";
+        return s;
+    }
+    if (kind < 7) {
+        static const char *const hex[] = {
+            "{ 4D 5A }", "{ 4D 5A ?? }", "{ 4D 5A [0-6] 90 }", "{ 4D 5A [2-4] 90 (00 | FF 01) }",
+            "{ 4D 5? [1-3] 9? }", "{ 4D 5A [0-6] ( 90 FF | 90 ) }", "{ 4D [1] ?A }", "{ 6? 6? 6? 6? }",
+            "{ 4D 5A [300-] 90 }", "{ 4D 5A [0-250] 90 00 }",
+        };
+        return hex[rng.bounded(int(sizeof(hex) / sizeof(hex[0])))];
+    }
+    static const char *const re[] = {
+        "/%1[0-9]+/", "/%1[0-9]*/", "/[a-z]+%1/", "/%1.{0,8}%1/", "/\\b%1\\b/", "/[a-z0-9]{2,8}@example\\.com/",
+        "/%1[0-9]+?/", "/(%1|echo)[0-9]?/", "/%1/i", "/[A-Z]{3,}/", "/%1\\d{2}/ wide ascii", "/[a-z]+[0-9]+/",
+        "/%1(\\n|[0-9])/s", "/%1.*?%1/",
+    };
+    QByteArray r = QByteArray(re[rng.bounded(int(sizeof(re) / sizeof(re[0])))]).replace("%1", word.left(4));
+    if (rng.bounded(5) == 0)
+        r += " fullword";
+    return r;
+}
+
+QByteArray randomCondition(QRandomGenerator &rng, int strings)
+{
+    const auto id = [&] { return QByteArray("$s" + QByteArray::number(rng.bounded(strings))); };
+    switch (rng.bounded(9)) {
+    case 0:
+        return "all of them";
+    case 1:
+        return id() + " and not " + id();
+    case 2:
+        return "#" + id().mid(1) + " > 1";
+    case 3:
+        return id() + " in (0..2000)";
+    case 4:
+        return "2 of them";
+    case 5:
+        return "any of them and filesize < 8000";
+    case 6:
+        return "for any i in (1..#" + id().mid(1) + ") : (@" + id().mid(1) + "[i] > 100)";
+    default:
+        return "any of them";
+    }
+}
+
+QByteArray randomRules(QRandomGenerator &rng, int count)
+{
+    QByteArray text;
+    for (int r = 0; r < count; ++r) {
+        const int strings = int(rng.bounded(1, 4));
+        text += "rule r" + QByteArray::number(r) + " {\n strings:\n";
+        for (int s = 0; s < strings; ++s)
+            text += "  $s" + QByteArray::number(s) + " = " + randomString(rng) + "\n";
+        // YARA refuses rules with strings the condition does not use: `them` uses them all.
+        text += " condition:\n  (" + randomCondition(rng, strings) + (rng.bounded(2) ? ") or all of them" : ") and any of them")
+            + "\n}\n";
+    }
+    return text;
+}
+
+} // namespace
+
+class TestYara : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void randomRulesEqualYara_data();
+    void randomRulesEqualYara();
+    void handWrittenRulesEqualYara();
+    void badRulesAreRejectedAlone();
+    void jsonHasMatchRecords();
+
+private:
+    void compare(const QString &rules, const QString &dir, const QStringList &extra);
+    QTemporaryDir m_tmp;
+};
+
+void TestYara::initTestCase()
+{
+    QVERIFY(m_tmp.isValid());
+    // For looking at a failing case's corpus and rules afterwards.
+    if (qEnvironmentVariableIsSet("HITSCOPE_KEEP_TEST_FILES"))
+        m_tmp.setAutoRemove(false);
+    QVERIFY2(!QStandardPaths::findExecutable(QStringLiteral("yara")).isEmpty(),
+             "yara (the oracle) is not installed: run packaging/setup.sh");
+}
+
+void TestYara::compare(const QString &rules, const QString &dir, const QStringList &extra)
+{
+    QByteArray yaraErr;
+    const QByteArray yara = runYara({ QStringLiteral("-s"), QStringLiteral("-r"), rules, dir }, &yaraErr);
+    QByteArray ours, err;
+    QStringList args { QStringLiteral("scan"), QStringLiteral("-s"), QStringLiteral("-r"), rules };
+    args += extra;
+    args += dir;
+    const int rc = runCli(args, &ours, &err);
+    QVERIFY2(rc == 0 || rc == 2, err.constData());
+    const Report expected = parseReport(yara);
+    const Report got = parseReport(ours);
+    QVERIFY2(!expected.empty(), qPrintable(QStringLiteral("yara matched nothing: the case tests nothing; yara said: ")
+                                           + QString::fromUtf8(yaraErr)));
+    QVERIFY2(expected == got, qPrintable(describe(expected, got) + QStringLiteral("\nstderr: ") + QString::fromUtf8(err)));
+}
+
+void TestYara::randomRulesEqualYara_data()
+{
+    QTest::addColumn<quint32>("seed");
+    QTest::addColumn<QStringList>("extra");
+    for (quint32 seed = 1; seed <= 12; ++seed)
+        QTest::addRow("cpu seed %u", seed) << seed << QStringList { QStringLiteral("--engine"), QStringLiteral("cpu") };
+    // Small segments and batches: matches across their boundaries, files in several chunks.
+    for (quint32 seed = 13; seed <= 16; ++seed)
+        QTest::addRow("cpu small batches seed %u", seed)
+            << seed
+            << QStringList { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("--batch-bytes"),
+                             QStringLiteral("4096"), QStringLiteral("--segment-bytes"), QStringLiteral("512") };
+    for (quint32 seed = 17; seed <= 20; ++seed)
+        QTest::addRow("gpu seed %u", seed) << seed << QStringList { QStringLiteral("--engine"), QStringLiteral("gpu") };
+}
+
+void TestYara::randomRulesEqualYara()
+{
+    QFETCH(quint32, seed);
+    QFETCH(QStringList, extra);
+    QRandomGenerator rng(seed);
+    const QString dir = m_tmp.filePath(QStringLiteral("corpus%1").arg(seed));
+    for (int f = 0; f < 30; ++f)
+        QVERIFY(writeFile(dir + QStringLiteral("/f%1.bin").arg(f), makeFile(rng)));
+    QVERIFY(writeFile(dir + QStringLiteral("/empty"), {}));
+    const QString rules = m_tmp.filePath(QStringLiteral("rules%1.yar").arg(seed));
+    QVERIFY(writeFile(rules, randomRules(rng, 40)));
+    compare(rules, dir, extra);
+}
+
+void TestYara::handWrittenRulesEqualYara()
+{
+    const QString dir = m_tmp.filePath(QStringLiteral("hand"));
+    QVERIFY(writeFile(dir + QStringLiteral("/a.txt"), "MZ\x90\x00 hello world, Hello WORLD helloworld xhello\n"
+                                                      "user42@example.com aaaa 0123 abcabcabc MZ\n"));
+    QVERIFY(writeFile(dir + QStringLiteral("/b.bin"), QByteArray("MZ") + QByteArray(70, 'A') + widen("hello")
+                                                          + QByteArray::fromHex("00ff10203040")));
+    QVERIFY(writeFile(dir + QStringLiteral("/sub/c.txt"), "nothing to see\n"));
+    const QString rules = m_tmp.filePath(QStringLiteral("hand.yar"));
+    QVERIFY(writeFile(rules, R"(
+private rule is_mz { condition: uint16(0) == 0x5a4d }
+rule mz_hello : tag1 { strings: $h = "hello" nocase wide ascii condition: is_mz and $h }
+rule overlaps { strings: $a = "aa" $b = /abc(abc)*/ $c = /abc(abc)*?/ condition: any of them }
+rule hex_long { strings: $x = { 4D 5A [0-80] 68 00 65 } $y = { 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 41 } condition: $x or $y }
+rule words { strings: $w = "hello" fullword $e = /[a-z0-9]+@example\.com/ condition: $w and $e }
+rule priv_str { strings: $p = "world" private $q = "WORLD" condition: $p and $q }
+rule counts { strings: $a = "l" condition: #a > 3 and @a[2] < 10 }
+rule no_strings { condition: filesize < 20 }
+rule at_zero { strings: $m = "MZ" $h = { 4D 5A } condition: $m at 0 and $h }
+global rule not_tiny { condition: filesize > 16 }
+)"));
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+}
+
+void TestYara::badRulesAreRejectedAlone()
+{
+    const QString rules = m_tmp.filePath(QStringLiteral("bad.yar"));
+    QVERIFY(writeFile(m_tmp.filePath(QStringLiteral("inc/common.yar")), "rule from_include { strings: $a = \"alpha\" condition: $a }\n"));
+    QVERIFY(writeFile(rules, R"(import "pe"
+include "inc/common.yar"
+rule good1 { strings: $a = "alpha" condition: $a }
+rule syntax_error { strings: $a = "x" condition: $a and and }
+rule needs_module { condition: pe.is_dll() }
+rule b64 { strings: $a = "powershell" base64 condition: $a }
+rule undefined_string { strings: $a = "x" condition: $b }
+rule good2 { strings: $a = /alp[h]a/ condition: $a }
+rule refers_to_rejected { condition: needs_module }
+rule mixed_greed { strings: $a = /a.*b.*?c/ condition: $a }
+)"));
+    const RuleSet set = RuleLoader::loadFiles({ rules });
+    QStringList accepted;
+    for (const Rule &r : set.rules)
+        accepted << r.name;
+    QCOMPARE(accepted, (QStringList { QStringLiteral("from_include"), QStringLiteral("good1"), QStringLiteral("good2") }));
+    std::map<QString, Rejection> byRule;
+    for (const Rejection &r : set.rejections)
+        byRule[r.rule] = r;
+    for (const char *name : { "syntax_error", "needs_module", "b64", "undefined_string", "refers_to_rejected", "mixed_greed" }) {
+        const auto it = byRule.find(QString::fromLatin1(name));
+        QVERIFY2(it != byRule.end(), name);
+        QCOMPARE(it->second.file, rules);
+        QVERIFY2(it->second.line > 3, qPrintable(it->second.toString()));
+        QVERIFY2(!it->second.reason.isEmpty(), name);
+    }
+    QVERIFY2(byRule[QStringLiteral("needs_module")].reason.contains(QLatin1String("pe")),
+             qPrintable(byRule[QStringLiteral("needs_module")].reason));
+    QCOMPARE(byRule[QStringLiteral("syntax_error")].line, 4);
+    QCOMPARE(byRule[QStringLiteral("b64")].line, 6);
+
+    // The accepted rules still run and print as yara would for them.
+    const QString dir = m_tmp.filePath(QStringLiteral("badcorpus"));
+    QVERIFY(writeFile(dir + QStringLiteral("/x"), "xx alpha yy"));
+    QByteArray out, err;
+    QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-r"),
+                      rules, dir },
+                    &out, &err),
+             2);
+    const QByteArray path = dir.toUtf8() + "/x";
+    QCOMPARE(out, "from_include " + path + "\ngood1 " + path + "\ngood2 " + path + "\n");
+    QVERIFY2(err.contains("syntax_error") && err.contains("needs_module"), err.constData());
+
+    // A file that cannot be read is reported with its name.
+    QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("-r"), m_tmp.filePath(QStringLiteral("missing.yar")), dir },
+                    &out, &err),
+             1);
+    QVERIFY2(err.contains("missing.yar"), err.constData());
+}
+
+void TestYara::jsonHasMatchRecords()
+{
+    const QString dir = m_tmp.filePath(QStringLiteral("json"));
+    QVERIFY(writeFile(dir + QStringLiteral("/f"), QByteArray("ab\x01\x02 ab")));
+    const QString rules = m_tmp.filePath(QStringLiteral("json.yar"));
+    QVERIFY(writeFile(rules, "rule j : t1 t2 { strings: $a = \"ab\" $h = { 01 02 } condition: #a == 2 and $h }\n"));
+    QByteArray out;
+    QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("--json"), QStringLiteral("-r"), rules, dir }, &out), 0);
+    const QByteArray expected = "{\"type\":\"match\",\"file\":\"" + dir.toUtf8()
+        + "/f\",\"rule\":\"j\",\"namespace\":\"default\",\"tags\":[\"t1\",\"t2\"],\"strings\":["
+          "{\"id\":\"$a\",\"offset\":0,\"length\":2,\"data\":\"ab\"},"
+          "{\"id\":\"$a\",\"offset\":5,\"length\":2,\"data\":\"ab\"},"
+          "{\"id\":\"$h\",\"offset\":2,\"length\":2,\"data\":\"\\u0001\\u0002\"}]}";
+    QVERIFY2(out.contains(expected), out.constData());
+}
+
+QTEST_GUILESS_MAIN(TestYara)
+
+#include "tst_yara.moc"
