@@ -2,8 +2,10 @@
 #include "hitstablemodel.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <QFile>
+#include <QThreadPool>
 
 namespace Hitscope {
 
@@ -51,7 +53,7 @@ QVariant HitsTableModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
-    const HitRow &h = m_rows[index.row()];
+    const HitRow &h = hit(index.row());
     const int column = index.column();
     switch (role) {
     case Qt::DisplayRole:
@@ -128,9 +130,20 @@ QVariant HitsTableModel::headerData(int section, Qt::Orientation orientation, in
     return {};
 }
 
+const HitRow &HitsTableModel::hit(int row) const
+{
+    Q_ASSERT(row >= 0 && row < m_total);
+    int b = m_lastBatch;
+    if (b >= m_batchStart.size() || row < m_batchStart[b] || row >= m_batchStart[b] + m_batches[b].size()) {
+        b = int(std::upper_bound(m_batchStart.cbegin(), m_batchStart.cend(), row) - m_batchStart.cbegin()) - 1;
+        m_lastBatch = b;
+    }
+    return m_batches[b][row - m_batchStart[b]];
+}
+
 bool HitsTableModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && m_visible < m_rows.size();
+    return !parent.isValid() && m_visible < m_total;
 }
 
 void HitsTableModel::fetchMore(const QModelIndex &parent)
@@ -139,16 +152,20 @@ void HitsTableModel::fetchMore(const QModelIndex &parent)
     if (parent.isValid() || m_inserting)
         return;
     m_limit = std::max(m_limit, m_visible + FetchChunk);
-    reveal(int(std::min<qsizetype>(m_rows.size(), m_limit)));
+    reveal(std::min(m_total, m_limit));
 }
 
 void HitsTableModel::appendHits(const QVector<HitRow> &rows)
 {
     if (rows.isEmpty())
         return;
-    m_rows.append(rows);
+    // A shared copy, not a row-by-row one: one batch of a regex scan can bring a million hits, and copying
+    // them (then freeing the sender's vector) blocked the GUI thread for seconds.
+    m_batchStart.push_back(m_total);
+    m_batches.push_back(rows);
+    m_total += int(rows.size());
     // Rows past what views asked for wait for fetchMore(): a million hits never reach a view at once.
-    reveal(int(std::min<qsizetype>(m_rows.size(), m_limit)));
+    reveal(std::min(m_total, m_limit));
 }
 
 void HitsTableModel::reveal(int upTo)
@@ -165,7 +182,15 @@ void HitsTableModel::reveal(int upTo)
 void HitsTableModel::clear()
 {
     beginResetModel();
-    m_rows.clear();
+    // Freeing millions of rows (a string and a preview each) takes a second: not on the GUI thread. The rows
+    // hold only implicitly shared Qt values, whose reference counts are atomic.
+    if (m_total > FetchChunk)
+        QThreadPool::globalInstance()->start([old = std::exchange(m_batches, {})]() mutable { old.clear(); });
+    else
+        m_batches.clear();
+    m_batchStart.clear();
+    m_lastBatch = 0;
+    m_total = 0;
     m_visible = 0;
     m_limit = FetchChunk;
     endResetModel();

@@ -12,6 +12,9 @@ namespace Hitscope {
  * The hits of a scan as a table: rows are appended batch by batch (one beginInsertRows per append, never a
  * reset during a scan) and served to views in chunks through canFetchMore()/fetchMore(), so a million hits
  * do not freeze the GUI. Lives in core: it uses QtCore only.
+ *
+ * An append keeps the batch's vector as it came (implicitly shared, no per-row copy), so its cost does not grow
+ * with the number of hits in the batch; clear() frees the old rows on a pool thread.
  */
 class HitsTableModel : public QAbstractTableModel
 {
@@ -33,8 +36,9 @@ public:
     bool canFetchMore(const QModelIndex &parent) const override;
     void fetchMore(const QModelIndex &parent) override;
 
-    const HitRow &hit(int row) const { return m_rows[row]; }
-    int totalHits() const { return int(m_rows.size()); }
+    /// Any row received so far, shown or not yet fetched (0 <= row < totalHits()).
+    const HitRow &hit(int row) const;
+    int totalHits() const { return m_total; }
 
 public Q_SLOTS:
     void appendHits(const QVector<Hitscope::HitRow> &rows);
@@ -44,7 +48,10 @@ public Q_SLOTS:
 private:
     void reveal(int upTo);
 
-    QVector<HitRow> m_rows;
+    QVector<QVector<HitRow>> m_batches; // as appended; never empty vectors
+    QVector<int> m_batchStart; // row number of each batch's first row, ascending
+    mutable int m_lastBatch = 0; // where the last hit() lookup landed: views ask for neighbouring rows
+    int m_total = 0;
     int m_visible = 0; // rows handed to views so far
     bool m_inserting = false; // inside reveal(): fetchMore() from a rowsInserted() handler must not nest
     int m_limit = FetchChunk; // rows views have asked for: appends reveal rows up to here, fetchMore() raises it

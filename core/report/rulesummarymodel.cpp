@@ -72,25 +72,49 @@ void RuleSummaryModel::appendHits(const QVector<Hitscope::HitRow> &rows)
     // Rules new in this batch are gathered first so they arrive in one beginInsertRows, like the hits table.
     QVector<Row> added;
     QHash<QString, int> addedIndex;
+    // A batch can hold a million hits: hashing each hit's rule name and path cost seconds on the GUI thread.
+    // Hits share their rule's name (one string per rule in the scan's rule set), so the name's storage finds
+    // the row; only a name not seen in this call is hashed. The pointers are valid while `rows` lives, and the
+    // same storage and size mean the same name.
+    QHash<const QChar *, int> slotOfName; // row, or ~(index into `added`)
+    const QChar *lastName = nullptr;
+    qsizetype lastNameSize = -1;
+    int slot = 0;
     for (const HitRow &h : rows) {
-        const auto it = m_rowOfRule.constFind(h.rule);
-        Row *row = nullptr;
-        if (it != m_rowOfRule.cend()) {
-            row = &m_rows[it.value()];
-            firstChanged = std::min(firstChanged, it.value());
-            lastChanged = std::max(lastChanged, it.value());
-        } else {
-            const auto a = addedIndex.constFind(h.rule);
-            if (a != addedIndex.cend()) {
-                row = &added[a.value()];
+        if (h.rule.constData() != lastName || h.rule.size() != lastNameSize) {
+            lastName = h.rule.constData();
+            lastNameSize = h.rule.size();
+            const auto known = slotOfName.constFind(lastName);
+            if (known != slotOfName.cend()) {
+                slot = known.value();
             } else {
-                addedIndex.insert(h.rule, int(added.size()));
-                added.push_back(Row {h.rule, {}, 0});
-                row = &added.back();
+                const auto it = m_rowOfRule.constFind(h.rule);
+                if (it != m_rowOfRule.cend()) {
+                    slot = it.value();
+                } else {
+                    const auto a = addedIndex.constFind(h.rule);
+                    if (a != addedIndex.cend()) {
+                        slot = ~a.value();
+                    } else {
+                        addedIndex.insert(h.rule, int(added.size()));
+                        slot = ~int(added.size());
+                        added.push_back(Row {h.rule, {}, 0, {}});
+                    }
+                }
+                slotOfName.insert(lastName, slot);
+            }
+            if (slot >= 0) {
+                firstChanged = std::min(firstChanged, slot);
+                lastChanged = std::max(lastChanged, slot);
             }
         }
-        row->files.insert(h.path);
-        ++row->hits;
+        Row &row = slot >= 0 ? m_rows[slot] : added[~slot];
+        // A file's hits arrive together: insert its path once per run of hits, not once per hit.
+        if (h.path.constData() != row.lastPath.constData() && h.path != row.lastPath) {
+            row.files.insert(h.path);
+            row.lastPath = h.path;
+        }
+        ++row.hits;
     }
     // One range for the changed rows: a batch touches few rules, and views repaint only what is visible.
     if (lastChanged >= 0)

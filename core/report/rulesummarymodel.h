@@ -48,6 +48,7 @@ private:
         QString rule;
         QSet<QByteArray> files;
         qint64 hits = 0;
+        QByteArray lastPath; // the file of this rule's latest hit, already in `files`
     };
 
     QVector<Row> m_rows;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The hits table: live appends in chunks under QAbstractItemModelTester, fetchMore() paging, display and sort
-// roles, and clear().
+// roles, rows found across appended batches (kept shared, not copied), and clear().
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -173,6 +173,32 @@ private Q_SLOTS:
         model.appendHits(makeRows(0, 3));
         QCOMPARE(proxy.rowCount(), 7);
         QCOMPARE(proxy.index(0, HitsTableModel::OffsetColumn).data().toString(), QStringLiteral("0x0"));
+    }
+
+    void rowsAcrossBatches()
+    {
+        HitsTableModel model;
+        const int sizes[] = { 7, 1, 3000, 2, 12000, 500 };
+        QVector<QVector<HitRow>> sent;
+        int total = 0;
+        for (int n : sizes) {
+            sent.push_back(makeRows(total, n));
+            model.appendHits(sent.back());
+            total += n;
+        }
+        QCOMPARE(model.totalHits(), total);
+        // Forwards, backwards and jumping: each row is the one sent at that position.
+        for (int i = 0; i < total; ++i)
+            QCOMPARE(model.hit(i).offset, int64_t(i) * 4099);
+        for (int i = total - 1; i >= 0; i -= 7)
+            QCOMPARE(model.hit(i).preview, "hit" + QByteArray::number(i));
+        for (int i : { 15508, 0, 3009, 7, 8, 3008, 15009, 3010 })
+            QCOMPARE(model.hit(i).offset, int64_t(i) * 4099);
+        QCOMPARE(model.index(9, HitsTableModel::PreviewColumn).data().toString(), QStringLiteral("hit9"));
+
+        // A batch is kept as it was sent, not copied row by row (which cost seconds with a million hits).
+        QCOMPARE(&model.hit(0), &sent[0].constData()[0]);
+        QCOMPARE(&model.hit(3008 + 1), &sent[3].constData()[1]);
     }
 
     void clearResetsOnly()
