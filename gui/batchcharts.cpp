@@ -4,7 +4,10 @@
 #include <algorithm>
 
 #include <QEvent>
+#include <QGuiApplication>
 #include <QTimer>
+#include <QtGui/private/qguiapplication_p.h>
+#include <qpa/qplatformintegration.h>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -114,6 +117,39 @@ QCPGraph *BatchCharts::addGraph(QCPAxisRect *rect, const QString &name, const QC
     g->setLineStyle(QCPGraph::lsLine);
     g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 4));
     return g;
+}
+
+bool BatchCharts::setOpenGl(bool on, QString *why)
+{
+    if (!on) {
+        if (m_plot->openGl())
+            m_plot->setOpenGl(false);
+        return false;
+    }
+    // QCustomPlot makes a context of its own; on a platform without OpenGL (offscreen, minimal) that is not
+    // worth trying.
+    QPlatformIntegration *platform = QGuiApplicationPrivate::platformIntegration();
+    if (!platform || !platform->hasCapability(QPlatformIntegration::OpenGL)) {
+        if (why)
+            *why = tr("the %1 platform offers no OpenGL").arg(QGuiApplication::platformName());
+        return false;
+    }
+    if (!m_plot->openGl())
+        m_plot->setOpenGl(true);
+    if (!m_plot->openGl()) {
+        // setOpenGl() fell back to software: no context, or a QCustomPlot built without QCUSTOMPLOT_USE_OPENGL
+        // (as Debian's is).
+        if (why)
+            *why = tr("QCustomPlot could not make an OpenGL context (or was built without OpenGL support)");
+        return false;
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    return true;
+}
+
+bool BatchCharts::openGl() const
+{
+    return m_plot->openGl();
 }
 
 void BatchCharts::addBatch(const BatchTelemetry &t)

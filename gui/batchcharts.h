@@ -39,6 +39,12 @@ public:
     /// The batches still in the window, by index.
     const QMap<int, BatchTelemetry> &history() const { return m_history; }
 
+    /// Asks for OpenGL drawing (off by default). Returns whether the plot now draws with OpenGL; false, with
+    /// `why` set when asked for, where the platform has no OpenGL or QCustomPlot was built without it: the plot
+    /// then keeps drawing in software.
+    bool setOpenGl(bool on, QString *why = nullptr);
+    bool openGl() const;
+
 public Q_SLOTS:
     void addBatch(const Hitscope::BatchTelemetry &telemetry);
     void clear();

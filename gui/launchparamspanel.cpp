@@ -64,18 +64,23 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
 
     m_backend = new QComboBox(this);
     m_backend->setObjectName(QStringLiteral("backendCombo"));
-    m_backend->addItem(tr("Auto (Vulkan, then OpenGL)"));
-    m_backend->addItem(QStringLiteral("Vulkan"));
-    m_backend->addItem(QStringLiteral("OpenGL"));
-    // ScanJob::start() takes no backend yet: the job tries Vulkan, then OpenGL. Shown so the user sees it.
-    m_backend->setEnabled(false);
-    m_backend->setToolTip(tr("The scan tries Vulkan, then OpenGL. Choosing one is not supported yet."));
+    m_backend->addItem(tr("Auto (Vulkan, then OpenGL)"), QVariant::fromValue(GpuBackend::Auto));
+    m_backend->addItem(gpuBackendName(GpuBackend::Vulkan), QVariant::fromValue(GpuBackend::Vulkan));
+    m_backend->addItem(gpuBackendName(GpuBackend::OpenGL), QVariant::fromValue(GpuBackend::OpenGL));
+    m_backend->setToolTip(tr("The GPU API to scan with. When the chosen one offers no compute, Auto engine scans "
+                             "on the CPU (with a notice) and GPU engine reports why."));
 
     m_active = new QLabel(this);
     m_active->setObjectName(QStringLiteral("activeEngine"));
     m_active->setForegroundRole(QPalette::PlaceholderText);
     m_active->setWordWrap(true);
     m_active->setText(tr("Not running"));
+
+    m_hitWriter = new QComboBox(this);
+    m_hitWriter->setObjectName(QStringLiteral("hitWriterCombo"));
+    // One entry per LaunchParams::HitWriter: the GPU engine offers only the scalar writer so far.
+    m_hitWriter->addItem(tr("Scalar"), int(LaunchParams::HitWriter::Scalar));
+    m_hitWriter->setToolTip(tr("How GPU invocations write their hits to the hit ring"));
 
     m_workgroupSize = new QComboBox(this);
     for (int wg : {32, 64, 128, 256, 512})
@@ -118,6 +123,7 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     form->addRow(tr("Engine:"), m_engine);
     form->addRow(tr("Backend:"), m_backend);
     form->addRow(QString(), m_active);
+    form->addRow(tr("Hit writer:"), m_hitWriter);
     form->addRow(tr("Workgroup size:"), m_workgroupSize);
     form->addRow(tr("Worker groups:"), m_workerGroups);
     form->addRow(tr("CPU threads:"), m_threads);
@@ -129,7 +135,15 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     defaults.segmentBytes = 0;
     setParams(defaults);
 
-    connect(m_workgroupSize, &QComboBox::currentIndexChanged, this, &LaunchParamsPanel::emitChanged);
+    connect(m_engine, &QComboBox::currentIndexChanged, this, [this] {
+        updateEnabled();
+        Q_EMIT engineChanged(engine());
+    });
+    connect(m_backend, &QComboBox::currentIndexChanged, this, [this] { Q_EMIT backendChanged(backend()); });
+    updateEnabled();
+
+    for (QComboBox *combo : {m_hitWriter, m_workgroupSize})
+        connect(combo, &QComboBox::currentIndexChanged, this, &LaunchParamsPanel::emitChanged);
     for (QSpinBox *box : {m_workerGroups, m_threads, m_batchKiB, m_segmentKiB, m_hitCapacity})
         connect(box, &QSpinBox::valueChanged, this, &LaunchParamsPanel::emitChanged);
 }
@@ -143,6 +157,7 @@ LaunchParams LaunchParamsPanel::params() const
     p.batchBytes = int64_t(m_batchKiB->value()) << 10;
     p.segmentBytes = int64_t(m_segmentKiB->value()) << 10;
     p.hitCapacity = m_hitCapacity->value();
+    p.hitWriter = static_cast<LaunchParams::HitWriter>(m_hitWriter->currentData().toInt());
     return p;
 }
 
@@ -156,6 +171,8 @@ void LaunchParamsPanel::setParams(const LaunchParams &p)
     m_batchKiB->setValue(int(std::clamp<int64_t>(p.batchBytes >> 10, 16, 4 * 1024 * 1024)));
     m_segmentKiB->setValue(int(std::clamp<int64_t>(p.segmentBytes >> 10, 0, 64 * 1024)));
     m_hitCapacity->setValue(int(std::clamp<int64_t>(p.hitCapacity, 0, 1 << 30)));
+    const int writer = m_hitWriter->findData(int(p.hitWriter));
+    m_hitWriter->setCurrentIndex(writer >= 0 ? writer : 0);
     m_updating = false;
     emitChanged();
 }
@@ -170,11 +187,30 @@ void LaunchParamsPanel::setEngine(EngineChoice engine)
     m_engine->setCurrentIndex(m_engine->findData(QVariant::fromValue(engine)));
 }
 
+GpuBackend LaunchParamsPanel::backend() const
+{
+    return m_backend->currentData().value<GpuBackend>();
+}
+
+void LaunchParamsPanel::setBackend(GpuBackend backend)
+{
+    const int i = m_backend->findData(QVariant::fromValue(backend));
+    m_backend->setCurrentIndex(i >= 0 ? i : 0);
+}
+
 void LaunchParamsPanel::setScanRunning(bool running)
 {
-    m_engine->setEnabled(!running);
+    m_running = running;
+    updateEnabled();
     if (!running)
         m_active->setText(tr("Not running"));
+}
+
+void LaunchParamsPanel::updateEnabled()
+{
+    // The device is made when a scan starts: engine and backend cannot change under a running scan.
+    m_engine->setEnabled(!m_running);
+    m_backend->setEnabled(!m_running && engine() != EngineChoice::Cpu);
 }
 
 void LaunchParamsPanel::setActiveEngine(const QString &description)

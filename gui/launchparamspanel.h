@@ -24,6 +24,9 @@ public:
     void setParams(const LaunchParams &params);
     EngineChoice engine() const;
     void setEngine(EngineChoice engine);
+    GpuBackend backend() const;
+    /// Null (a test device) is shown as Auto.
+    void setBackend(GpuBackend backend);
     /// Locks what a running scan cannot change.
     void setScanRunning(bool running);
     /// What the running scan actually uses ("CPU, 2 threads", "Vulkan on …"), shown under the combos.
@@ -31,13 +34,17 @@ public:
 
 Q_SIGNALS:
     void paramsChanged(const Hitscope::LaunchParams &params);
+    void engineChanged(Hitscope::EngineChoice engine);
+    void backendChanged(Hitscope::GpuBackend backend);
 
 private:
     void emitChanged();
+    void updateEnabled();
 
     QComboBox *m_engine = nullptr;
     QComboBox *m_backend = nullptr;
     QLabel *m_active = nullptr;
+    QComboBox *m_hitWriter = nullptr;
     QComboBox *m_workgroupSize = nullptr;
     QSpinBox *m_workerGroups = nullptr;
     QSpinBox *m_threads = nullptr;
@@ -45,6 +52,7 @@ private:
     QSpinBox *m_segmentKiB = nullptr;
     QSpinBox *m_hitCapacity = nullptr;
     bool m_updating = false;
+    bool m_running = false;
 };
 
 } // namespace Hitscope

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// hitscope [--rules FILE]... [--engine auto|gpu|cpu] [--scan] [--measure-latency] [PATH]...
+// hitscope [--rules FILE]... [--engine auto|gpu|cpu] [--backend auto|vulkan|opengl] [--scan] [--measure-latency]
+//          [PATH]...
 #include <cstdio>
 
 #include <QApplication>
@@ -9,6 +10,7 @@
 #include "latencyprobe.h"
 #include "launchparamspanel.h"
 #include "mainwindow.h"
+#include "report/hitstablemodel.h"
 #include "rulesetpanel.h"
 #include "dropzone.h"
 #include "scan/scanjob.h"
@@ -35,10 +37,14 @@ int main(int argc, char **argv)
     const QCommandLineOption engine(QStringLiteral("engine"),
                                     QApplication::translate("main", "Engine: auto (default), gpu or cpu."),
                                     QStringLiteral("E"), QStringLiteral("auto"));
+    const QCommandLineOption backend(
+        QStringLiteral("backend"),
+        QApplication::translate("main", "GPU backend: auto (default: Vulkan, then OpenGL), vulkan or opengl."),
+        QStringLiteral("B"), QStringLiteral("auto"));
     const QCommandLineOption measureLatency(
         QStringLiteral("measure-latency"),
         QApplication::translate("main", "Print the GUI thread's event-loop latency during a scan to stdout when it ends."));
-    parser.addOptions({rules, scan, engine, measureLatency});
+    parser.addOptions({rules, scan, engine, backend, measureLatency});
     parser.addPositionalArgument(QStringLiteral("PATH"), QApplication::translate("main", "Folders or files to scan."),
                                  QStringLiteral("[PATH...]"));
     parser.process(app);
@@ -59,7 +65,18 @@ int main(int argc, char **argv)
         }
     }
 
-    // The last session's setup, unless the command line says otherwise (--rules, --engine and PATHs win).
+    Hitscope::GpuBackend backendChoice = settings->backend();
+    if (parser.isSet(backend)) {
+        // The CLI's spelling (parseGpuBackend); "null" is a test device, not a choice.
+        const QString backendName = parser.value(backend).toLower();
+        if (!Hitscope::parseGpuBackend(backendName, &backendChoice) || backendChoice == Hitscope::GpuBackend::Null) {
+            std::fprintf(stderr, "hitscope: --backend must be auto, vulkan or opengl, not '%s'\n",
+                         qPrintable(backendName));
+            return 1;
+        }
+    }
+
+    // The last session's setup, unless the command line says otherwise (--rules, --engine, --backend and PATHs win).
     // Read before the window exists: its change signals write the settings back as they are restored.
     const QVector<Hitscope::RuleFileSetting> savedRules = settings->ruleFiles();
     const Hitscope::LaunchParams savedParams = settings->launchParams();
@@ -67,6 +84,7 @@ int main(int argc, char **argv)
     Hitscope::MainWindow window;
     window.launchParamsPanel()->setParams(savedParams);
     window.launchParamsPanel()->setEngine(engineChoice);
+    window.launchParamsPanel()->setBackend(backendChoice);
     if (parser.isSet(rules)) {
         window.ruleSetPanel()->addRuleFiles(parser.values(rules));
     } else {
@@ -81,7 +99,8 @@ int main(int argc, char **argv)
         // MainWindow connected first, so its probe has stopped when these run.
         const auto print = [&window] {
             const Hitscope::LatencyProbe::Stats s = window.latencyProbe()->stats();
-            std::printf("gui-latency p50=%.3f p99=%.3f max=%.3f samples=%d\n", s.p50Ms, s.p99Ms, s.maxMs, s.samples);
+            std::printf("gui-latency p50=%.3f p99=%.3f max=%.3f samples=%d hits=%d\n", s.p50Ms, s.p99Ms, s.maxMs,
+                        s.samples, window.hitsModel()->totalHits());
             std::fflush(stdout);
         };
         QObject::connect(window.scanJob(), &Hitscope::ScanJob::finished, &window, print);

@@ -91,10 +91,13 @@ MainWindow::MainWindow(QWidget *parent)
     connectJob();
     setRunning(false);
     restoreSettings();
+    applyChartsOpenGl();
 
     // Persist what the user sets up as it changes; main() restores it (command-line arguments win).
     Settings *settings = Settings::instance();
     connect(m_params, &LaunchParamsPanel::paramsChanged, settings, &Settings::setLaunchParams);
+    connect(m_params, &LaunchParamsPanel::engineChanged, settings, &Settings::setEngine);
+    connect(m_params, &LaunchParamsPanel::backendChanged, settings, &Settings::setBackend);
     connect(m_rules, &RuleSetPanel::ruleFilesChanged, settings,
             [this] { Settings::instance()->setRuleFiles(ruleFileSettings(m_rules)); });
     connect(m_dropZone, &DropZone::pathsChanged, settings, [known = QStringList()](const QStringList &paths) mutable {
@@ -159,6 +162,7 @@ void MainWindow::setupMenus()
         for (const QString &path : paths)
             targets.push_back(QFile::encodeName(path));
         auto *dialog = new SweepDialog(m_rules->enabledRuleFiles(), targets, m_params->engine(), m_params->params(), this);
+        dialog->setBackend(m_params->backend());
         dialog->setAttribute(Qt::WA_DeleteOnClose);
         connect(dialog, &SweepDialog::paramsChosen, this, &MainWindow::onSweepParamsChosen);
         dialog->show();
@@ -181,9 +185,34 @@ void MainWindow::setupMenus()
             });
             action->setToolTip(tr("Add %1 as a scan target").arg(QDir::toNativeSeparators(folder)));
         }
+        if (!folders.isEmpty()) {
+            recent->addSeparator();
+            recent->addAction(tr("&Clear list"), this, [] { Settings::instance()->setRecentFolders({}); });
+        }
     };
     fillRecent(Settings::instance()->recentFolders());
-    connect(Settings::instance(), &Settings::recentFoldersChanged, recent, fillRecent);
+    // Queued: choosing an entry moves it to the front, and rebuilding the menu from inside that action's
+    // triggered() would delete the action while it is being activated.
+    connect(Settings::instance(), &Settings::recentFoldersChanged, recent, fillRecent, Qt::QueuedConnection);
+
+    auto *settingsMenu = menuBar()->addMenu(tr("&Settings"));
+    m_chartsOpenGlAction = settingsMenu->addAction(tr("Draw charts with &OpenGL"));
+    m_chartsOpenGlAction->setObjectName(QStringLiteral("chartsOpenGlAction"));
+    m_chartsOpenGlAction->setCheckable(true);
+    m_chartsOpenGlAction->setChecked(Settings::instance()->chartsOpenGl());
+    m_chartsOpenGlAction->setToolTip(tr("Faster redraws of dense charts where OpenGL is available; off by default"));
+    connect(m_chartsOpenGlAction, &QAction::toggled, this, [this](bool on) {
+        Settings::instance()->setChartsOpenGl(on);
+        applyChartsOpenGl();
+    });
+}
+
+void MainWindow::applyChartsOpenGl()
+{
+    QString why;
+    const bool wanted = Settings::instance()->chartsOpenGl();
+    if (!m_charts->setOpenGl(wanted, &why) && wanted)
+        showBanner(tr("Charts are drawn without OpenGL: %1.").arg(why));
 }
 
 QString MainWindow::askExportPath(const QString &title, const QString &baseName)
@@ -419,7 +448,7 @@ bool MainWindow::onScan()
     m_progressLabel->setText(tr("Preparing…"));
     m_elapsed.start();
     setRunning(true);
-    m_job->start(usableRules, targets, WalkOptions(), m_params->params(), m_params->engine());
+    m_job->start(usableRules, targets, WalkOptions(), m_params->params(), m_params->engine(), m_params->backend());
     return true;
 }
 
@@ -520,6 +549,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     }
     Settings::instance()->setLaunchParams(m_params->params());
     Settings::instance()->setEngine(m_params->engine());
+    Settings::instance()->setBackend(m_params->backend());
     Settings::instance()->setRuleFiles(ruleFileSettings(m_rules));
     saveSettings();
     QMainWindow::closeEvent(event);

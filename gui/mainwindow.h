@@ -53,6 +53,8 @@ public:
     ScanJob *scanJob() const { return m_job; }
     QAction *scanAction() const { return m_scanAction; }
     QAction *cancelAction() const { return m_cancelAction; }
+    /// Settings menu: draw the charts with OpenGL (persisted; falls back to software with a banner).
+    QAction *chartsOpenGlAction() const { return m_chartsOpenGlAction; }
     bool isScanning() const { return m_running; }
     /// Measures the GUI thread's event-loop latency while a scan runs (started on scanStarted).
     LatencyProbe *latencyProbe() const { return m_latency; }
@@ -79,6 +81,7 @@ private:
     void setupLayout();
     void connectJob();
     void setRunning(bool running);
+    void applyChartsOpenGl();
     void showBanner(const QString &text);
     void warn(const QString &title, const QString &text);
     void onProgress(float fraction, qint64 bytesDone, int filesDone);
@@ -107,6 +110,7 @@ private:
     QAction *m_cancelAction = nullptr;
     QAction *m_exportHitsAction = nullptr;
     QAction *m_exportTelemetryAction = nullptr;
+    QAction *m_chartsOpenGlAction = nullptr;
     RuleSummaryModel *m_ruleSummary = nullptr;
     LatencyProbe *m_latency = nullptr;
     QVector<BatchTelemetry> m_telemetry;

@@ -20,6 +20,9 @@ constexpr Key<QStringList> kRecentFolders{"Targets/recentFolders"};
 constexpr Key<QStringList> kRuleFilePaths{"RuleSets/files"};
 constexpr Key<QStringList> kRuleFilesDisabled{"RuleSets/disabled"};
 constexpr Key<QString> kEngine{"Engine/choice"};
+constexpr Key<QString> kBackend{"Engine/backend"};
+constexpr Key<bool> kChartsOpenGl{"Charts/openGl"};
+constexpr Key<QString> kHitWriter{"LaunchParams/hitWriter"};
 constexpr Key<qlonglong> kBatchBytes{"LaunchParams/batchBytes"};
 constexpr Key<qlonglong> kSegmentBytes{"LaunchParams/segmentBytes"};
 constexpr Key<int> kThreads{"LaunchParams/threads"};
@@ -77,6 +80,25 @@ EngineChoice engineFromName(const QString &name)
     return EngineChoice::Auto;
 }
 
+QString hitWriterName(LaunchParams::HitWriter w)
+{
+    switch (w) {
+    case LaunchParams::HitWriter::Scalar:
+        break;
+    }
+    return QStringLiteral("scalar");
+}
+
+// False for a name this build does not know (a setting written by a newer version).
+bool hitWriterFromName(const QString &name, LaunchParams::HitWriter *w)
+{
+    if (name == QLatin1String("scalar")) {
+        *w = LaunchParams::HitWriter::Scalar;
+        return true;
+    }
+    return false;
+}
+
 QStringList normalizedRecent(const QStringList &folders)
 {
     QStringList out;
@@ -127,6 +149,8 @@ void Settings::reload()
     p.workerGroups = read(s, kWorkerGroups, d.workerGroups);
     p.hitCapacity = read(s, kHitCapacity, qlonglong(d.hitCapacity));
     p.timeoutMs = read(s, kTimeoutMs, d.timeoutMs);
+    if (!hitWriterFromName(read(s, kHitWriter, hitWriterName(d.hitWriter)), &p.hitWriter))
+        p.hitWriter = d.hitWriter;
     // A hand-edited or corrupt file must not hand the engines nonsense.
     if (p.batchBytes <= 0 || p.segmentBytes <= 0 || p.threads < 0 || p.workgroupSize <= 0 || p.workerGroups < 0
         || p.hitCapacity < 0 || p.timeoutMs <= 0) {
@@ -136,6 +160,10 @@ void Settings::reload()
     m_launchParams = p;
 
     m_engine = engineFromName(read(s, kEngine, QStringLiteral("auto")));
+    // parseGpuBackend() is the CLI's --backend spelling; Null is a test device, never a user's choice.
+    if (!parseGpuBackend(read(s, kBackend, QStringLiteral("auto")), &m_backend) || m_backend == GpuBackend::Null)
+        m_backend = GpuBackend::Auto;
+    m_chartsOpenGl = read(s, kChartsOpenGl, false);
 }
 
 void Settings::setRecentFolders(const QStringList &folders)
@@ -191,6 +219,7 @@ void Settings::setLaunchParams(const LaunchParams &p)
     write(s, kWorkerGroups, p.workerGroups);
     write(s, kHitCapacity, qlonglong(p.hitCapacity));
     write(s, kTimeoutMs, p.timeoutMs);
+    write(s, kHitWriter, hitWriterName(p.hitWriter));
     syncChecked(s, "the launch parameters");
     Q_EMIT launchParamsChanged(p);
 }
@@ -204,6 +233,30 @@ void Settings::setEngine(EngineChoice engine)
     write(s, kEngine, engineName(engine));
     syncChecked(s, "the engine choice");
     Q_EMIT engineChanged(engine);
+}
+
+void Settings::setBackend(GpuBackend backend)
+{
+    if (backend == GpuBackend::Null)
+        backend = GpuBackend::Auto;
+    if (backend == m_backend)
+        return;
+    m_backend = backend;
+    QSettings s = openSettings();
+    write(s, kBackend, gpuBackendKey(backend));
+    syncChecked(s, "the GPU backend");
+    Q_EMIT backendChanged(backend);
+}
+
+void Settings::setChartsOpenGl(bool on)
+{
+    if (on == m_chartsOpenGl)
+        return;
+    m_chartsOpenGl = on;
+    QSettings s = openSettings();
+    write(s, kChartsOpenGl, on);
+    syncChecked(s, "the chart drawing setting");
+    Q_EMIT chartsOpenGlChanged(on);
 }
 
 } // namespace Hitscope

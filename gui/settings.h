@@ -45,6 +45,15 @@ public:
     EngineChoice engine() const { return m_engine; }
     void setEngine(EngineChoice engine);
 
+    /// The GPU backend a scan may use (Auto: Vulkan, then OpenGL; never Null).
+    GpuBackend backend() const { return m_backend; }
+    void setBackend(GpuBackend backend);
+
+    /// Draw the charts with OpenGL (QCustomPlot's FBO path); off by default, and the charts fall back to
+    /// software drawing where no OpenGL context can be made.
+    bool chartsOpenGl() const { return m_chartsOpenGl; }
+    void setChartsOpenGl(bool on);
+
     /// Drops the cached values and reads everything again from the settings file.
     void reload();
 
@@ -53,6 +62,8 @@ Q_SIGNALS:
     void ruleFilesChanged();
     void launchParamsChanged(const Hitscope::LaunchParams &params);
     void engineChanged(Hitscope::EngineChoice engine);
+    void backendChanged(Hitscope::GpuBackend backend);
+    void chartsOpenGlChanged(bool on);
 
 private:
     Settings();
@@ -61,6 +72,8 @@ private:
     QVector<RuleFileSetting> m_ruleFiles;
     LaunchParams m_launchParams;
     EngineChoice m_engine = EngineChoice::Auto;
+    GpuBackend m_backend = GpuBackend::Auto;
+    bool m_chartsOpenGl = false;
 };
 
 } // namespace Hitscope

@@ -343,7 +343,7 @@ void SweepDialog::startCell()
                           .arg(m_cells.size())
                           .arg(axisName(xAxis()), valueText(xAxis(), m_xValues[size_t(column)]),
                                axisName(yAxis()), valueText(yAxis(), m_yValues[size_t(row)])));
-    m_job->start(m_ruleFiles, m_sample, {}, cellParams(column, row), m_engine);
+    m_job->start(m_ruleFiles, m_sample, {}, cellParams(column, row), m_engine, m_backend);
 }
 
 void SweepDialog::onBatchFinished(const BatchTelemetry &telemetry)

@@ -41,6 +41,8 @@ public:
     /// Picks the axes; the values default to the full range of each axis unless given.
     void setAxes(Axis x, Axis y, std::vector<int64_t> xValues = {}, std::vector<int64_t> yValues = {});
     void setSampleMiB(int mib);
+    /// The GPU backend the cells run on (the main window's choice); Auto by default.
+    void setBackend(GpuBackend backend) { m_backend = backend; }
 
     bool isRunning() const { return m_running; }
     int columns() const { return int(m_xValues.size()); }
@@ -94,6 +96,7 @@ private:
     QStringList m_ruleFiles;
     QByteArrayList m_targets;
     EngineChoice m_engine;
+    GpuBackend m_backend = GpuBackend::Auto;
     LaunchParams m_base;
 
     QComboBox *m_xCombo = nullptr;

@@ -32,6 +32,7 @@ struct Request
     WalkOptions walk;
     LaunchParams params;
     EngineChoice engine = EngineChoice::Auto;
+    GpuBackend backend = GpuBackend::Auto;
     QOffscreenSurface *fallbackSurface = nullptr;
 };
 
@@ -135,10 +136,12 @@ void ScanJob::Worker::run(const Request &request)
     CpuEngine cpu;
     if (request.engine != EngineChoice::Cpu) {
         RhiDeviceOptions options;
+        options.backend = request.backend;
         options.fallbackSurface = request.fallbackSurface;
         QString notice, error;
         gpu = GpuEngine::choose(request.engine == EngineChoice::Gpu, options, &notice, &error);
         if (!error.isEmpty()) {
+            // RhiDevice's reason already names the backend that was asked for.
             fail(ScanJob::tr("No GPU engine: %1").arg(error));
             return;
         }
@@ -248,6 +251,7 @@ ScanJob::ScanJob(QObject *parent)
     qRegisterMetaType<LaunchParams>();
     qRegisterMetaType<WalkOptions>();
     qRegisterMetaType<EngineChoice>();
+    qRegisterMetaType<GpuBackend>();
 
     m_thread.setObjectName(QStringLiteral("Hitscope scan"));
     m_worker = new Worker(this);
@@ -272,7 +276,7 @@ bool ScanJob::isRunning() const
 }
 
 void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, const WalkOptions &walk,
-                    const LaunchParams &params, EngineChoice engine)
+                    const LaunchParams &params, EngineChoice engine, GpuBackend backend)
 {
     if (m_running) {
         // Ignored rather than answered with failed(): that would read as the end of the running scan.
@@ -280,7 +284,8 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
         return;
     }
     // OpenGL needs its fallback surface made here, on the GUI thread, when a device is made on the worker.
-    if (engine != EngineChoice::Cpu && !m_fallbackSurface
+    const bool mayUseOpenGl = backend == GpuBackend::Auto || backend == GpuBackend::OpenGL;
+    if (engine != EngineChoice::Cpu && mayUseOpenGl && !m_fallbackSurface
         && qobject_cast<QGuiApplication *>(QCoreApplication::instance())) {
         QPlatformIntegration *platform = QGuiApplicationPrivate::platformIntegration();
         if (platform && platform->hasCapability(QPlatformIntegration::OpenGL))
@@ -288,7 +293,7 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
     }
     m_running = true;
     m_worker->reset();
-    Request request { ruleFiles, paths, walk, params, engine, m_fallbackSurface };
+    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface };
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, request] { worker->run(request); }, Qt::QueuedConnection);
 }

@@ -8,6 +8,7 @@
 #include <QStringList>
 #include <QThread>
 
+#include "gpu/gpudeviceinfo.h"
 #include "scan/batchtelemetry.h"
 #include "scan/filewalker.h"
 #include "scan/hit.h"
@@ -58,10 +59,13 @@ public Q_SLOTS:
     /// Loads the rule files, compiles them, and scans `paths`. Rejected rules are reported through
     /// ruleRejected() before the scan starts; if no rule is usable, failed() is emitted.
     /// A `params.segmentBytes` of 0 or less means the engine's preferred segment size (as the CLI's default).
+    /// `backend` restricts the GPU engine to one QRhi backend, as the CLI's --backend: when it offers no compute,
+    /// EngineChoice::Auto scans on the CPU after a notice() that says why, and EngineChoice::Gpu fails.
     /// A start() while a scan runs is ignored with a warning (the running scan still ends with its own single
     /// finished() or failed(); a failed() for the ignored call would read as the running scan's end).
     void start(const QStringList &ruleFiles, const QByteArrayList &paths, const Hitscope::WalkOptions &walk,
-               const Hitscope::LaunchParams &params, Hitscope::EngineChoice engine);
+               const Hitscope::LaunchParams &params, Hitscope::EngineChoice engine,
+               Hitscope::GpuBackend backend = Hitscope::GpuBackend::Auto);
     void setParams(const Hitscope::LaunchParams &params);
     void cancel();
 
@@ -91,3 +95,4 @@ private:
 
 Q_DECLARE_METATYPE(Hitscope::HitRow)
 Q_DECLARE_METATYPE(Hitscope::EngineChoice)
+Q_DECLARE_METATYPE(Hitscope::GpuBackend)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // ScanJob on its own thread, on the CPU and the GPU engine (lavapipe in CI): the hits it hands out equal the
 // CLI's, one batchFinished() per batch, exactly one of finished() or failed() per start(), cancel, launch
-// parameters changed mid-scan, and rule files that cannot be used.
+// parameters changed mid-scan, a chosen GPU backend (and one that is not available), and rule files that cannot
+// be used.
 #include <memory>
 #include <set>
 #include <tuple>
@@ -102,6 +103,10 @@ private:
     LaunchParams m_params;
     bool m_haveGpu = false;
     QString m_gpuError;
+    bool m_haveVulkan = false;
+    QString m_vulkanError;
+    bool m_haveOpenGl = false;
+    QString m_openGlError;
 
     QByteArrayList corpus() const { return { QFile::encodeName(m_case.dir) }; }
     void requireGpu(EngineChoice engine)
@@ -137,9 +142,17 @@ private Q_SLOTS:
             m_cliBatches += l.isEmpty() ? 0 : 1;
         QVERIFY(m_cliBatches > 3);
 
-        // Whether this machine has a GPU engine at all (any, software Vulkan too).
+        // Whether this machine has a GPU engine at all (any, software Vulkan too), and on which backends.
         std::unique_ptr<GpuEngine> gpu = GpuEngine::create({}, &m_gpuError);
         m_haveGpu = gpu != nullptr;
+        gpu.reset();
+        for (GpuBackend b : { GpuBackend::Vulkan, GpuBackend::OpenGL }) {
+            RhiDeviceOptions options;
+            options.backend = b;
+            QString why;
+            (b == GpuBackend::Vulkan ? m_haveVulkan : m_haveOpenGl) = GpuEngine::create(options, &why) != nullptr;
+            (b == GpuBackend::Vulkan ? m_vulkanError : m_openGlError) = why;
+        }
     }
 
     void hitsEqualCli_data()
@@ -298,6 +311,67 @@ private Q_SLOTS:
                                 .arg(changedAt)
                                 .arg(first)));
         // The change does not change what is found.
+        QVERIFY(rec.hitSet() == m_cliHits);
+    }
+
+    void vulkanBackendRunsTheGpuEngine()
+    {
+        if (!m_haveVulkan)
+            QSKIP(qPrintable(QStringLiteral("no Vulkan compute device: ") + m_vulkanError));
+        ScanJob job;
+        Recorder rec(job);
+        job.start(m_rules, corpus(), {}, m_params, EngineChoice::Gpu, GpuBackend::Vulkan);
+        QTRY_COMPARE_WITH_TIMEOUT(rec.finished.count() + rec.failed.count(), 1, kTimeoutMs);
+        QVERIFY2(rec.failed.isEmpty(), rec.failed.isEmpty() ? "" : qPrintable(rec.failed.at(0).at(0).toString()));
+        const QString description = rec.started.at(0).at(0).toString();
+        QVERIFY2(description.startsWith(QLatin1String("GPU")) && description.contains(QLatin1String("Vulkan")),
+                 qPrintable(description));
+        QVERIFY(!rec.batches.empty());
+        for (const BatchTelemetry &t : rec.batches)
+            QCOMPARE(t.engine, QStringLiteral("gpu"));
+        QVERIFY(rec.hitSet() == m_cliHits);
+    }
+
+    // As the CLI: with --engine auto an unavailable --backend scans on the CPU after a notice that names the
+    // backend and why; with --engine gpu it is an error, before any scanning.
+    void unavailableBackend_data()
+    {
+        QTest::addColumn<EngineChoice>("engine");
+        QTest::addRow("auto engine: CPU after a notice") << EngineChoice::Auto;
+        QTest::addRow("GPU engine: fails with the reason") << EngineChoice::Gpu;
+    }
+
+    void unavailableBackend()
+    {
+        QFETCH(EngineChoice, engine);
+        // Our headless platform (and offscreen) offers no OpenGL; under a display OpenGL may be there, and then
+        // Vulkan may be the one missing.
+        GpuBackend missing = GpuBackend::OpenGL;
+        QString why = m_openGlError;
+        if (m_haveOpenGl) {
+            if (m_haveVulkan)
+                QSKIP("both Vulkan and OpenGL offer compute here: no backend is unavailable");
+            missing = GpuBackend::Vulkan;
+            why = m_vulkanError;
+        }
+        const QString name = gpuBackendName(missing);
+        ScanJob job;
+        Recorder rec(job);
+        job.start(m_rules, corpus(), {}, m_params, engine, missing);
+        QTRY_COMPARE_WITH_TIMEOUT(rec.finished.count() + rec.failed.count(), 1, kTimeoutMs);
+        if (engine == EngineChoice::Gpu) {
+            QCOMPARE(rec.finished.count(), 0);
+            const QString message = rec.failed.at(0).at(0).toString();
+            QVERIFY2(message.contains(name) && message.contains(why), qPrintable(message));
+            QCOMPARE(rec.started.count(), 0);
+            QVERIFY(rec.rows.isEmpty());
+            return;
+        }
+        QVERIFY2(rec.failed.isEmpty(), rec.failed.isEmpty() ? "" : qPrintable(rec.failed.at(0).at(0).toString()));
+        QCOMPARE(rec.notices.count(), 1);
+        const QString notice = rec.notices.at(0).at(0).toString();
+        QVERIFY2(notice.contains(name) && notice.contains(QLatin1String("CPU engine")), qPrintable(notice));
+        QVERIFY(rec.started.at(0).at(0).toString().startsWith(QLatin1String("CPU")));
         QVERIFY(rec.hitSet() == m_cliHits);
     }
 

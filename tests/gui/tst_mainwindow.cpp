@@ -4,10 +4,14 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QComboBox>
+#include <QLabel>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMenu>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QRandomGenerator>
 #include <QSignalSpy>
@@ -24,8 +28,10 @@
 #include "problemspanel.h"
 #include "qcustomplotinclude.h"
 #include "report/hitstablemodel.h"
+#include "report/rulesummarymodel.h"
 #include "rulesetpanel.h"
 #include "scan/scanjob.h"
+#include "settings.h"
 #include "testutil.h"
 
 using namespace Hitscope;
@@ -109,6 +115,10 @@ private Q_SLOTS:
     void testCancelStops();
     void testMissingTargetIsReported();
     void testFilterDebounced();
+    void testUnavailableBackendIsExplained_data();
+    void testUnavailableBackendIsExplained();
+    void testChartsOpenGlWithoutGl();
+    void testRecentFoldersMenu();
 
 private:
     void prepareScan(const QString &folder, qint64 batchBytes);
@@ -209,6 +219,21 @@ void TestMainWindow::testDropScanMatchesCli()
     QVERIFY(got == expected);
     QCOMPARE(finished.first().at(2).toLongLong(), qint64(expected.size()));
 
+    // The per-rule summary counts what the table holds: hits, and distinct files.
+    QHash<QString, std::pair<qint64, QSet<QString>>> perRule;
+    for (const HitKey &h : got) {
+        ++perRule[std::get<1>(h)].first;
+        perRule[std::get<1>(h)].second.insert(std::get<0>(h));
+    }
+    const RuleSummaryModel *summary = m_window->ruleSummaryModel();
+    QCOMPARE(summary->rowCount(), int(perRule.size()));
+    for (int r = 0; r < summary->rowCount(); ++r) {
+        const auto it = perRule.constFind(summary->rule(r));
+        QVERIFY(it != perRule.cend());
+        QCOMPARE(summary->hits(r), it->first);
+        QCOMPARE(summary->files(r), qint64(it->second.size()));
+    }
+
     // One chart point per batch.
     QVERIFY2(batches.count() > 1, "the case should need several batches");
     QCOMPARE(m_window->charts()->pointCount(), batches.count());
@@ -293,6 +318,151 @@ void TestMainWindow::testFilterDebounced()
         QVERIFY(any);
     }
     QVERIFY(view->proxy()->rowCount() <= m_window->hitsModel()->totalHits());
+}
+
+void TestMainWindow::testUnavailableBackendIsExplained_data()
+{
+    QTest::addColumn<EngineChoice>("engine");
+    QTest::addRow("auto engine: CPU scan, notice in banner and Problems") << EngineChoice::Auto;
+    QTest::addRow("GPU engine: scan fails with a message box") << EngineChoice::Gpu;
+}
+
+void TestMainWindow::testUnavailableBackendIsExplained()
+{
+    QFETCH(EngineChoice, engine);
+    // Qt 6.4's offscreen platform cannot create Vulkan instances.
+    LaunchParamsPanel *panel = m_window->launchParamsPanel();
+    auto *backendCombo = panel->findChild<QComboBox *>(QStringLiteral("backendCombo"));
+    QVERIFY(backendCombo);
+    QVERIFY(!backendCombo->isEnabled()); // the CPU engine has no backend
+    panel->setEngine(engine);
+    QVERIFY(backendCombo->isEnabled());
+    panel->setBackend(GpuBackend::Vulkan);
+    QCOMPARE(Settings::instance()->backend(), GpuBackend::Vulkan); // persisted as chosen
+    QCOMPARE(Settings::instance()->engine(), engine);
+
+    prepareScan(m_case.dir, 64 << 20);
+    QSignalSpy started(m_window->scanJob(), &ScanJob::scanStarted);
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    QSignalSpy failed(m_window->scanJob(), &ScanJob::failed);
+    m_window->scanAction()->trigger();
+    QVERIFY(!backendCombo->isEnabled()); // fixed while the scan runs
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count() + failed.count(), 1, 300000);
+    if (!started.isEmpty() && started.at(0).at(0).toString().startsWith(QLatin1String("GPU")))
+        QSKIP("Vulkan offers compute on this platform: nothing to explain");
+
+    auto *banner = m_window->findChild<QLabel *>(QStringLiteral("banner"));
+    if (engine == EngineChoice::Auto) {
+        QCOMPARE(finished.count(), 1);
+        QVERIFY(started.at(0).at(0).toString().startsWith(QLatin1String("CPU")));
+        QVERIFY(banner && banner->isVisible());
+        QVERIFY2(banner->text().contains(QLatin1String("Vulkan")) && banner->text().contains(QLatin1String("CPU")),
+                 qPrintable(banner->text()));
+        QCOMPARE(m_window->problemsPanel()->count(), 1);
+        QVERIFY(m_window->hitsModel()->totalHits() > 0);
+    } else {
+        QCOMPARE(failed.count(), 1);
+        QCOMPARE(started.count(), 0);
+        const QString message = failed.at(0).at(0).toString();
+        QVERIFY2(message.contains(QLatin1String("Vulkan")), qPrintable(message));
+        QMessageBox *box = nullptr;
+        QTRY_VERIFY((box = m_window->findChild<QMessageBox *>()) != nullptr);
+        QCOMPARE(box->text(), message);
+        box->close();
+    }
+    QVERIFY(backendCombo->isEnabled()); // unlocked after the scan
+    panel->setBackend(GpuBackend::Auto);
+    panel->setEngine(EngineChoice::Cpu);
+}
+
+void TestMainWindow::testChartsOpenGlWithoutGl()
+{
+    // The offscreen platform has no OpenGL: asking for it must leave software drawing in place, say why, and
+    // keep the preference (it applies where OpenGL exists).
+    QAction *action = m_window->chartsOpenGlAction();
+    QVERIFY(action && action->isCheckable());
+    QVERIFY(!action->isChecked()); // off by default
+    action->setChecked(true);
+    QVERIFY(Settings::instance()->chartsOpenGl());
+    QVERIFY(!m_window->charts()->openGl());
+    auto *banner = m_window->findChild<QLabel *>(QStringLiteral("banner"));
+    QVERIFY(banner->isVisible());
+    QVERIFY2(banner->text().contains(QLatin1String("OpenGL")), qPrintable(banner->text()));
+
+    // Still plots, in software.
+    BatchTelemetry t;
+    t.index = 0;
+    t.bytes = 1 << 20;
+    t.wallMs = 5;
+    m_window->charts()->addBatch(t);
+    m_window->charts()->plot()->replot();
+    QCOMPARE(m_window->charts()->pointCount(), 1);
+
+    // A new window (next start) applies the saved preference without crashing either.
+    auto second = std::make_unique<MainWindow>();
+    QVERIFY(second->chartsOpenGlAction()->isChecked());
+    QVERIFY(!second->charts()->openGl());
+    second.reset();
+
+    action->setChecked(false);
+    QVERIFY(!Settings::instance()->chartsOpenGl());
+}
+
+void TestMainWindow::testRecentFoldersMenu()
+{
+    Settings::instance()->setRecentFolders({});
+    QVERIFY(dropUrls(m_window->dropZone(), {QUrl::fromLocalFile(m_case.dir)}));
+    QCOMPARE(Settings::instance()->recentFolders(), QStringList{QDir::cleanPath(m_case.dir)});
+    auto *menu = m_window->findChild<QMenu *>(QStringLiteral("recentFoldersMenu"));
+    QVERIFY(menu);
+    QTRY_VERIFY(menu->isEnabled());
+
+    // Another window (a later session) offers it and adds it as a target when chosen.
+    MainWindow other;
+    auto *otherMenu = other.findChild<QMenu *>(QStringLiteral("recentFoldersMenu"));
+    QAction *entry = nullptr;
+    QAction *clearList = nullptr;
+    const QList<QAction *> actions = otherMenu->actions();
+    for (QAction *a : actions) {
+        if (a->text() == QDir::toNativeSeparators(QDir::cleanPath(m_case.dir)))
+            entry = a;
+        else if (a->text().contains(QLatin1String("Clear")))
+            clearList = a;
+    }
+    QVERIFY(entry && clearList);
+    QVERIFY(other.dropZone()->paths().isEmpty());
+    entry->trigger();
+    QCOMPARE(other.dropZone()->paths(), QStringList{QDir::cleanPath(m_case.dir)});
+
+    // A folder that has gone is refused with its path named, not added.
+    const QString gone = m_tmp.filePath(QStringLiteral("gone"));
+    QVERIFY(QDir().mkpath(gone));
+    Settings::instance()->addRecentFolder(gone);
+    QVERIFY(QDir(gone).removeRecursively());
+    QAction *goneEntry = nullptr;
+    const auto findGone = [&] {
+        const QList<QAction *> newActions = otherMenu->actions();
+        for (QAction *a : newActions) {
+            if (a->text() == QDir::toNativeSeparators(gone))
+                goneEntry = a;
+        }
+        return goneEntry != nullptr;
+    };
+    QTRY_VERIFY(findGone()); // the menu is rebuilt from a queued call
+    goneEntry->trigger();
+    QCOMPARE(other.dropZone()->paths().size(), 1);
+    QMessageBox *box = nullptr;
+    QTRY_VERIFY((box = other.findChild<QMessageBox *>()) != nullptr);
+    QVERIFY2(box->text().contains(QDir::toNativeSeparators(gone)), qPrintable(box->text()));
+
+    const QList<QAction *> lastActions = otherMenu->actions();
+    for (QAction *a : lastActions) {
+        if (a->text().contains(QLatin1String("Clear")))
+            clearList = a;
+    }
+    clearList->trigger();
+    QVERIFY(Settings::instance()->recentFolders().isEmpty());
+    QTRY_VERIFY(!menu->isEnabled());
 }
 
 QTEST_MAIN(TestMainWindow)

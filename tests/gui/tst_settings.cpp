@@ -33,6 +33,7 @@ private Q_SLOTS:
     void testEngineAndRuleFiles();
     void testSignalsOnlyOnChange();
     void testRecentFoldersCappedAndOrdered();
+    void testBackendAndChartsOpenGl();
     void testLatencyProbeSeesBlockedLoop();
 
 private:
@@ -81,6 +82,7 @@ void TestSettings::testLaunchParamsRoundTrip()
     QCOMPARE(s.value(QStringLiteral("LaunchParams/workerGroups")).toInt(), 7);
     QCOMPARE(s.value(QStringLiteral("LaunchParams/hitCapacity")).toLongLong(), qlonglong(4096));
     QCOMPARE(s.value(QStringLiteral("LaunchParams/timeoutMs")).toInt(), 2500);
+    QCOMPARE(s.value(QStringLiteral("LaunchParams/hitWriter")).toString(), QStringLiteral("scalar"));
 
     settings->reload();
     QCOMPARE(settings->launchParams(), p);
@@ -168,6 +170,38 @@ void TestSettings::testRecentFoldersCappedAndOrdered()
 
     settings->reload();
     QCOMPARE(settings->recentFolders(), expected);
+}
+
+void TestSettings::testBackendAndChartsOpenGl()
+{
+    Settings *settings = Settings::instance();
+    QCOMPARE(settings->backend(), GpuBackend::Auto);
+    QCOMPARE(settings->chartsOpenGl(), false); // off by default
+    QSignalSpy backend(settings, &Settings::backendChanged);
+    QSignalSpy openGl(settings, &Settings::chartsOpenGlChanged);
+
+    settings->setBackend(GpuBackend::Vulkan);
+    settings->setBackend(GpuBackend::Vulkan);
+    QCOMPARE(backend.count(), 1);
+    // The CLI's spelling, so a settings file reads like a command line.
+    QCOMPARE(fresh().value(QStringLiteral("Engine/backend")).toString(), QStringLiteral("vulkan"));
+    settings->setBackend(GpuBackend::Null); // a test device, never a user's choice: Auto
+    QCOMPARE(settings->backend(), GpuBackend::Auto);
+
+    settings->setBackend(GpuBackend::OpenGL);
+    settings->setChartsOpenGl(true);
+    settings->setChartsOpenGl(true);
+    QCOMPARE(openGl.count(), 1);
+    settings->reload();
+    QCOMPARE(settings->backend(), GpuBackend::OpenGL);
+    QCOMPARE(settings->chartsOpenGl(), true);
+
+    // A hand-edited file with an unknown backend falls back to Auto.
+    QSettings s = fresh();
+    s.setValue(QStringLiteral("Engine/backend"), QStringLiteral("metal"));
+    s.sync();
+    settings->reload();
+    QCOMPARE(settings->backend(), GpuBackend::Auto);
 }
 
 void TestSettings::testLatencyProbeSeesBlockedLoop()
