@@ -16,6 +16,7 @@
 #include "scan/filewalker.h"
 #include "scan/hit.h"
 #include "scan/launchparams.h"
+#include "scan/yaramatchfinder.h"
 
 namespace Hitscope {
 
@@ -63,13 +64,12 @@ private:
     LaunchParams currentParams();
     void resolve(const FileBatch &batch, const std::vector<RawHit> &raw, int threads,
                  std::vector<std::vector<Hit>> &perFile);
-    void yaraMatches(const YaraString &yara, int pattern, const std::vector<int64_t> &ends, int64_t fileSize,
-                     const StartFinder::ByteAt &byteAt, bool verify, std::vector<Hit> &out) const;
 
     const RuleSet &m_rules;
     const PatternCatalog &m_catalog;
     Engine &m_engine;
     StartFinder m_starts;
+    YaraMatchFinder m_yara;
     RuleEvaluator m_evaluator;
     std::mutex m_paramsMutex;
     LaunchParams m_params;

@@ -602,7 +602,14 @@ void TestDfaBuilder::startFinder()
         rules.patterns.push_back(std::move(p));
         alphabets.push_back(alphabet);
     }
-    rules.rules.push_back({ QStringLiteral("r"), QStringLiteral("f"), 1, {} });
+    {
+        Hitscope::Rule r;
+        r.name = QStringLiteral("r");
+        r.sourceFile = QStringLiteral("f");
+        r.line = 1;
+        r.patterns = std::vector<int>{};
+        rules.rules.push_back(r);
+    }
     const Hitscope::StartFinder finder(rules);
     int hits = 0;
     for (int i = 0; i < 300; ++i) {
@@ -637,7 +644,14 @@ void TestDfaBuilder::startFinderNfaFallback()
     rules.patterns.push_back(p);
     p.regex = parse("\\b(a|b){10}a(a|b)*$");
     rules.patterns.push_back(p);
-    rules.rules.push_back({ QStringLiteral("r"), QStringLiteral("f"), 1, { 0, 1 } });
+    {
+        Hitscope::Rule r;
+        r.name = QStringLiteral("r");
+        r.sourceFile = QStringLiteral("f");
+        r.line = 1;
+        r.patterns = std::vector<int>{ 0, 1 };
+        rules.rules.push_back(r);
+    }
     const Regex reversed = rules.patterns[0].regex.reversed();
     QElapsedTimer timer;
     timer.start();
@@ -669,7 +683,14 @@ void TestDfaBuilder::startFinderThreads()
         p.ruleIndex = 0;
         rules.patterns.push_back(std::move(p));
     }
-    rules.rules.push_back({ QStringLiteral("r"), QStringLiteral("f"), 1, {} });
+    {
+        Hitscope::Rule r;
+        r.name = QStringLiteral("r");
+        r.sourceFile = QStringLiteral("f");
+        r.line = 1;
+        r.patterns = std::vector<int>{};
+        rules.rules.push_back(r);
+    }
     const QByteArray text = TestUtil::randomText(rng, 200, "ab ");
     const auto byteAt = [&text](int64_t at) { return uint8_t(text[qsizetype(at)]); };
     std::vector<std::vector<TestUtil::RefMatch>> expected;

@@ -38,7 +38,14 @@ RuleSet ruleSet(std::vector<Regex> regexes)
         p.ruleIndex = 0;
         rules.patterns.push_back(std::move(p));
     }
-    rules.rules.push_back({ QStringLiteral("r"), QStringLiteral("f"), 1, {} });
+    {
+        Hitscope::Rule r;
+        r.name = QStringLiteral("r");
+        r.sourceFile = QStringLiteral("f");
+        r.line = 1;
+        r.patterns = std::vector<int>{};
+        rules.rules.push_back(r);
+    }
     return rules;
 }
 

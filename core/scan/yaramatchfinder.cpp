@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "yaramatchfinder.h"
+
+#include <algorithm>
+
+namespace Hitscope {
+
+YaraMatchFinder::YaraMatchFinder(const StartFinder &starts)
+    : m_starts(starts)
+{
+}
+
+void YaraMatchFinder::find(const YaraString &yara, int pattern, const std::vector<int64_t> &ends, int64_t fileSize,
+                           const StartFinder::ByteAt &byteAt, bool verify, std::vector<Hit> &out) const
+{
+    // YARA's fullword: no alphanumeric byte (or wide character) right before or after the match.
+    auto isAlnum = [](uint8_t b) { return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z'); };
+    auto accept = [&](int64_t start, int64_t length, bool wide) {
+        if (yara.fixedOffset >= 0 && start != yara.fixedOffset)
+            return;
+        if (yara.fullword) {
+            const int64_t end = start + length;
+            if (wide) {
+                if (start >= 2 && byteAt(start - 1) == 0 && isAlnum(byteAt(start - 2)))
+                    return;
+                if (end + 1 < fileSize && byteAt(end + 1) == 0 && isAlnum(byteAt(end)))
+                    return;
+            } else {
+                if (start >= 1 && isAlnum(byteAt(start - 1)))
+                    return;
+                if (end < fileSize && isAlnum(byteAt(end)))
+                    return;
+            }
+        }
+        out.push_back({ pattern, start, length });
+    };
+    auto isWide = [&](int64_t length, bool matchedWide) {
+        return yara.textLength > 0 ? length == 2 * int64_t(yara.textLength) : matchedWide;
+    };
+    if (yara.fixedLength > 0 && !verify) {
+        for (int64_t e : ends) {
+            const int64_t start = e - yara.fixedLength + 1;
+            if (start >= 0)
+                accept(start, yara.fixedLength, isWide(yara.fixedLength, yara.matcherIsWide));
+        }
+        return;
+    }
+    // Every start of a match ending at e lies between the leftmost one and e - minLength + 1; YARA reports
+    // one match per start, the one its matcher prefers.
+    std::vector<int64_t> leftmost;
+    m_starts.leftmostStarts(pattern, ends, fileSize, byteAt, leftmost, verify);
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    spans.reserve(ends.size());
+    for (size_t k = 0; k < ends.size(); ++k)
+        if (leftmost[k] >= 0)
+            spans.emplace_back(leftmost[k], std::max(leftmost[k], ends[k] - yara.minLength + 1));
+    std::sort(spans.begin(), spans.end());
+    int64_t next = 0; // starts below this were tried already
+    for (const auto &[lo, hi] : spans) {
+        for (int64_t s = std::max(lo, next); s <= hi; ++s) {
+            bool wide = yara.matcherIsWide;
+            int64_t length = yara.matcher->match(s, fileSize, byteAt);
+            if (length < 0 && yara.wideMatcher) {
+                length = yara.wideMatcher->match(s, fileSize, byteAt);
+                wide = true;
+            }
+            // YARA drops empty matches.
+            if (length > 0)
+                accept(s, length, isWide(length, wide));
+        }
+        next = std::max(next, hi + 1);
+    }
+}
+
+} // namespace Hitscope

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <vector>
+
+#include "automata/startfinder.h"
+#include "rules/ruleset.h"
+#include "scan/hit.h"
+
+namespace Hitscope {
+
+/**
+ * Turns the match ends the engines report for a YARA string into the matches YARA reports: one per start
+ * offset, the one YARA's matcher prefers (YaraString::matcher), filtered by fullword and fixed offsets.
+ * Every start of a match ending at e lies between e's leftmost start (StartFinder) and e - minLength + 1,
+ * so only those offsets are tried.
+ */
+class YaraMatchFinder
+{
+public:
+    explicit YaraMatchFinder(const StartFinder &starts);
+
+    /// `ends` ascending, of one pattern in one file; appends to `out`. Thread-safe.
+    void find(const YaraString &yara, int pattern, const std::vector<int64_t> &ends, int64_t fileSize,
+              const StartFinder::ByteAt &byteAt, bool verify, std::vector<Hit> &out) const;
+
+private:
+    const StartFinder &m_starts;
+};
+
+} // namespace Hitscope
