@@ -230,8 +230,8 @@ int main(int argc, char **argv)
         Scanner::Callbacks cb;
         cb.fileDone = [&](const FileResult &fr) {
             hits += int64_t(fr.hits.size());
-            for (const Hit &h : fr.hits)
-                pairs.insert({ rules.patterns[size_t(h.pattern)].ruleIndex, fr.fileIndex });
+            for (int r : fr.rules)
+                pairs.insert({ r, fr.fileIndex });
         };
         double kernel = 0, read = 0;
         int n = 0;
@@ -305,6 +305,10 @@ int main(int argc, char **argv)
     if (yara) {
         QTemporaryDir tmp;
         QString yr = yaraRules;
+        // YARA rule files go to yara as they are.
+        if (yr.isEmpty() && rulesFiles.size() == 1
+            && (rulesFiles.front().endsWith(QLatin1String(".yar")) || rulesFiles.front().endsWith(QLatin1String(".yara"))))
+            yr = rulesFiles.front();
         if (yr.isEmpty()) {
             yr = tmp.path() + QLatin1String("/rules.yar");
             writeYaraRules(peerPatterns, yr);
