@@ -316,7 +316,7 @@ bool Parser::parseClass(Frame &frame)
     auto member = [&](Atom *atom) {
         if (at(m_pos) == '\\')
             return parseEscape(true, atom);
-        if (at(m_pos) == '[' && has(m_pos + 1) && at(m_pos + 1) == ':') {
+        if (m_flags.posixClasses && at(m_pos) == '[' && has(m_pos + 1) && at(m_pos + 1) == ':') {
             atom->kind = Atom::Kind::Set;
             if (parsePosixClass(&atom->set))
                 return true;

@@ -12,6 +12,7 @@ struct RegexFlags
 {
     bool caseless = false; ///< ASCII case folding (`i`)
     bool dotAll = false;   ///< `.` also matches \n (`s`)
+    bool posixClasses = true; ///< `[[:alpha:]]` and the like; YARA has none (there it is a class of `[:ahlp`)
 };
 
 /**

@@ -399,6 +399,7 @@ YaraStringCompiler::Result compileRegex(const yaramod::Regexp &s)
     RegexFlags flags;
     flags.caseless = suffix.contains(QLatin1Char('i')) || s.isNocase();
     flags.dotAll = suffix.contains(QLatin1Char('s'));
+    flags.posixClasses = false;
     RegexParser::Result parsed = RegexParser::parse(toBytes(s.getPureText()), flags);
     if (!parsed.error.isEmpty()) {
         result.error = QStringLiteral("invalid regular expression: %1").arg(parsed.error);
