@@ -232,6 +232,7 @@ private Q_SLOTS:
     void randomRulesEqualYara_data();
     void randomRulesEqualYara();
     void handWrittenRulesEqualYara();
+    void regexDialectEqualsYara();
     void badRulesAreRejectedAlone();
     void jsonHasMatchRecords();
 
@@ -317,6 +318,38 @@ rule counts { strings: $a = "l" condition: #a > 3 and @a[2] < 10 }
 rule no_strings { condition: filesize < 20 }
 rule at_zero { strings: $m = "MZ" $h = { 4D 5A } condition: $m at 0 and $h }
 global rule not_tiny { condition: filesize > 16 }
+)"));
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+}
+
+void TestYara::regexDialectEqualsYara()
+{
+    // Corners where YARA's regexes differ from PCRE's or where \b, wide text and anchors meet the file's ends.
+    const QString dir = m_tmp.filePath(QStringLiteral("dialect"));
+    QVERIFY(writeFile(dir + QStringLiteral("/f1"), "abbbc ac abc xyz123 Hello\tWorld  foo.bar\nline2 end"));
+    QVERIFY(writeFile(dir + QStringLiteral("/f2"), QByteArray("\x00\x01" "abc", 5)));
+    QVERIFY(writeFile(dir + QStringLiteral("/f3"), "-x start\n--x aa_b A_B 12.34.56.78 999.1.1.1\r\n\t tab"));
+    QVERIFY(writeFile(dir + QStringLiteral("/f4"), widen("hello world") + '!'));
+    const QString rules = m_tmp.filePath(QStringLiteral("dialect.yar"));
+    QVERIFY(writeFile(rules, R"(
+rule r1 { strings: $a = /ab{,3}c/ condition: $a }
+rule r2 { strings: $a = /[[:alpha:]]{5}/ $b = /[]a]+/ condition: any of them }
+rule r3 { strings: $a = /\w+\s\w+/ condition: $a }
+rule r4 { strings: $a = /[\d]{3}$/ condition: $a }
+rule r5 { strings: $a = /^.{2}abc/s condition: $a }
+rule r6 { strings: $a = /o\.b/ $b = /(foo|fo)(o\.)?/ condition: $a and $b }
+rule r7 { strings: $a = /x{2,}?/ $b = "end" fullword condition: any of them }
+rule r8 { strings: $a = { 61 62 63 } condition: $a at 2 or $a at 9 }
+rule s1 { strings: $a = /\b-x/ $b = /\B-x/ condition: any of them }
+rule s2 { strings: $a = /a\B_/ $b = /[^a-z\s]{2}/ condition: any of them }
+rule s3 { strings: $a = /(\d{1,3}\.){3}\d{1,3}/ condition: $a }
+rule s4 { strings: $a = /hello w[a-z]+/ wide $b = /o w/ wide ascii condition: any of them }
+rule s5 { strings: $a = "hello" wide fullword $b = "world" wide condition: any of them }
+rule s6 { strings: $a = /tab$/ $b = /\r\n\t/ condition: all of them }
+rule s7 { strings: $a = { 2D [0-3] 78 } $b = { 2D ( 2D | 78 ) } condition: #a == 2 and #b >= 1 }
+rule s8 { strings: $a = /[\x30-\x39]+\.[0-9]+/ $b = /x{0,2}start/ condition: any of them }
+rule s9 { strings: $a = /.{3}/ condition: #a > 2 }
+rule s10 { strings: $a = "A_B" nocase $b = "aa" fullword condition: $a and $b }
 )"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
 }
