@@ -118,8 +118,10 @@ void ScanJob::Worker::run(const Request &request)
     for (const Rejection &r : rejections)
         post([job, r] { Q_EMIT job->ruleRejected(r.file, r.line, r.rule, r.reason); });
 
+    // As the CLI: a YARA rule without strings (a condition on filesize or header bytes) is usable too.
     const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),
-                                    [](const PatternInfo &p) { return p.group >= 0; });
+                                    [](const PatternInfo &p) { return p.group >= 0; })
+        || std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &r) { return r.isYara(); });
     if (!usable) {
         fail(request.ruleFiles.isEmpty()
                  ? ScanJob::tr("No rule file was given.")

@@ -415,6 +415,27 @@ private Q_SLOTS:
         }
     }
 
+    void yaraHitsOnlyWhereTheConditionHolds()
+    {
+        const QString yar = m_tmp.path() + QLatin1String("/conditions.yar");
+        QVERIFY(TestUtil::writeFile(yar, "rule holds { strings: $a = \"needle\" condition: $a }\n"
+                                         "rule fails { strings: $b = \"eedl\" condition: #b > 1000000 }\n"));
+        ScanJob job;
+        Recorder rec(job);
+        job.start({ yar }, corpus(), {}, m_params, EngineChoice::Cpu);
+        QTRY_COMPARE_WITH_TIMEOUT(rec.finished.count() + rec.failed.count(), 1, kTimeoutMs);
+        QVERIFY2(rec.failed.isEmpty(), rec.failed.isEmpty() ? "" : qPrintable(rec.failed.at(0).at(0).toString()));
+        QCOMPARE(rec.rejected.count(), 0);
+        // Both rules' strings match; only the rule whose condition holds shows its hits (the scanner's rule
+        // evaluator drops the others' before they reach the job).
+        QVERIFY(!rec.rows.isEmpty());
+        for (const HitRow &r : rec.rows) {
+            QCOMPARE(r.rule, QStringLiteral("holds"));
+            QCOMPARE(r.string, QStringLiteral("$a"));
+            QCOMPARE(r.preview, QByteArray("needle"));
+        }
+    }
+
     void secondStartIsIgnored()
     {
         ScanJob job;
