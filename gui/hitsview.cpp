@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "hitsview.h"
 
+#include <algorithm>
+
+#include <QAction>
 #include <QCheckBox>
+#include <QClipboard>
+#include <QFile>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -53,6 +59,28 @@ HitsView::HitsView(HitsTableModel *model, QWidget *parent)
     m_table->setColumnWidth(HitsTableModel::OffsetColumn, 90);
     m_table->setColumnWidth(HitsTableModel::LengthColumn, 70);
 
+    // What people do with a hit they found: copy it into a report, or look at its bytes.
+    m_copyAction = new QAction(tr("&Copy"), this);
+    m_copyAction->setShortcut(QKeySequence::Copy);
+    m_copyAction->setShortcutContext(Qt::WidgetShortcut);
+    connect(m_copyAction, &QAction::triggered, this,
+            [this] { QGuiApplication::clipboard()->setText(selectedRowsText()); });
+    m_copyPathAction = new QAction(tr("Copy file &path"), this);
+    connect(m_copyPathAction, &QAction::triggered, this, [this] {
+        const QModelIndex current = m_table->currentIndex();
+        if (current.isValid())
+            QGuiApplication::clipboard()->setText(
+                current.siblingAtColumn(HitsTableModel::FileColumn).data().toString());
+    });
+    m_showBytesAction = new QAction(tr("Show &bytes…"), this);
+    connect(m_showBytesAction, &QAction::triggered, this, [this] {
+        const QModelIndex current = m_table->currentIndex();
+        if (current.isValid())
+            Q_EMIT hitActivated(current);
+    });
+    m_table->addActions({m_copyAction, m_copyPathAction, m_showBytesAction});
+    m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
+
     // Typing re-filters only once the user pauses: filtering a million rows per keystroke freezes the GUI.
     m_debounce = new QTimer(this);
     m_debounce->setSingleShot(true);
@@ -100,6 +128,20 @@ void HitsView::applyFilter()
     m_proxy->setFilterRegularExpression(re);
     updateCount();
     Q_EMIT filterApplied();
+}
+
+QString HitsView::selectedRowsText() const
+{
+    QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    std::sort(rows.begin(), rows.end(), [](const QModelIndex &a, const QModelIndex &b) { return a.row() < b.row(); });
+    QString text;
+    for (const QModelIndex &row : std::as_const(rows)) {
+        QStringList cells;
+        for (int c = 0; c < HitsTableModel::NUM_COLUMNS; ++c)
+            cells.push_back(row.siblingAtColumn(c).data().toString());
+        text += cells.join(QLatin1Char('\t')) + QLatin1Char('\n');
+    }
+    return text;
 }
 
 void HitsView::updateCount()

@@ -3,6 +3,7 @@
 
 #include <QWidget>
 
+class QAction;
 class QCheckBox;
 class QLabel;
 class QLineEdit;
@@ -25,9 +26,17 @@ public:
     QSortFilterProxyModel *proxy() const { return m_proxy; }
     QTableView *table() const { return m_table; }
     void setFilter(const QString &text, bool regex);
+    /// Context menu and Ctrl+C: the selected rows as tab-separated text (file, rule, string, offset, length,
+    /// preview), one line each, in the table's order.
+    QAction *copyAction() const { return m_copyAction; }
+    QAction *copyPathAction() const { return m_copyPathAction; }
+    QAction *showBytesAction() const { return m_showBytesAction; }
+    QString selectedRowsText() const;
 
 Q_SIGNALS:
     void filterApplied();
+    /// "Show bytes" on the current row (a proxy index), as a double-click.
+    void hitActivated(const QModelIndex &index);
 
 private:
     void applyFilter();
@@ -40,6 +49,9 @@ private:
     QCheckBox *m_regex = nullptr;
     QLabel *m_count = nullptr;
     QTimer *m_debounce = nullptr;
+    QAction *m_copyAction = nullptr;
+    QAction *m_copyPathAction = nullptr;
+    QAction *m_showBytesAction = nullptr;
 };
 
 } // namespace Hitscope

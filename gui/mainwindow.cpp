@@ -359,6 +359,7 @@ void MainWindow::setupLayout()
     connect(m_ruleSummary, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateTabTitles);
     connect(m_ruleSummary, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);
     connect(m_hitsView->table(), &QAbstractItemView::doubleClicked, this, &MainWindow::onHitActivated);
+    connect(m_hitsView, &HitsView::hitActivated, this, &MainWindow::onHitActivated);
     connect(m_problems, &ProblemsPanel::countChanged, this, &MainWindow::updateTabTitles);
     connect(m_dropZone, &DropZone::pathsChanged, this, [this] { setRunning(m_running); });
     connect(m_rules, &RuleSetPanel::ruleFilesChanged, this, [this] { setRunning(m_running); });

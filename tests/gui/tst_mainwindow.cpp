@@ -4,6 +4,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QClipboard>
 #include <QComboBox>
 #include <QLabel>
 #include <QDir>
@@ -22,6 +23,7 @@
 
 #include "batchcharts.h"
 #include "dropzone.h"
+#include "hexview.h"
 #include "hitsview.h"
 #include "launchparamspanel.h"
 #include "mainwindow.h"
@@ -318,6 +320,26 @@ void TestMainWindow::testFilterDebounced()
         QVERIFY(any);
     }
     QVERIFY(view->proxy()->rowCount() <= m_window->hitsModel()->totalHits());
+
+    // Copy: the selected rows as tab-separated lines, in the table's order.
+    QVERIFY(view->proxy()->rowCount() >= 2);
+    view->table()->selectRow(1);
+    view->table()->selectionModel()->select(view->proxy()->index(0, 0),
+                                            QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    view->copyAction()->trigger();
+    const QStringList lines = QGuiApplication::clipboard()->text().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2);
+    for (int r = 0; r < 2; ++r) {
+        const QStringList cells = lines[r].split(QLatin1Char('\t'));
+        QCOMPARE(cells.size(), int(HitsTableModel::NUM_COLUMNS));
+        QCOMPARE(cells[HitsTableModel::RuleColumn], view->proxy()->index(r, HitsTableModel::RuleColumn).data().toString());
+        QCOMPARE(cells[HitsTableModel::OffsetColumn],
+                 view->proxy()->index(r, HitsTableModel::OffsetColumn).data().toString());
+    }
+    // Show bytes opens the hex view of the current row, as a double-click does.
+    view->table()->setCurrentIndex(view->proxy()->index(0, 0));
+    view->showBytesAction()->trigger();
+    QTRY_VERIFY(m_window->findChild<HexView *>() != nullptr);
 }
 
 void TestMainWindow::testUnavailableBackendIsExplained_data()
