@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QThread>
 
+#include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
 #include "gpu/gpuengine.h"
@@ -41,6 +42,7 @@ void usage()
                "      --repeat N       runs of each contender; the best is reported (default 3)\n"
                "      --batch-bytes N, --segment-bytes N   Hitscope launch parameters\n"
                "      --no-yara, --no-vectorscan           leave a peer out\n"
+               "      --no-prefilter   the CPU engine makes a pass per group (no atom prefilter)\n"
                "      --kernel-only    GPU: only the kernel with data resident (for tuning)\n"
                "      --group-states N DFA states at which a merged group stops growing (compile option)\n"
                "      --json FILE      also write the table as JSON\n",
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
     QString yaraRules, jsonOut, dir;
     int threads = QThread::idealThreadCount();
     int repeat = 3;
-    bool yara = true, vectorscan = true, kernelOnly = false;
+    bool yara = true, vectorscan = true, kernelOnly = false, noPrefilter = false;
     LaunchParams params;
     CompileOptions compileOptions;
     const QStringList args = QCoreApplication::arguments();
@@ -119,6 +121,8 @@ int main(int argc, char **argv)
             params.workgroupSize = next().toInt();
         else if (a == QLatin1String("--worker-groups"))
             params.workerGroups = next().toInt();
+        else if (a == QLatin1String("--no-prefilter"))
+            noPrefilter = true;
         else if (a == QLatin1String("--no-yara"))
             yara = false;
         else if (a == QLatin1String("--no-vectorscan"))
@@ -150,7 +154,9 @@ int main(int argc, char **argv)
     t.start();
     RuleSet rules = RuleLoader::loadFiles(rulesFiles);
     const double loadMs = double(t.nsecsElapsed()) / 1e6;
-    const PatternCatalog catalog = PatternCatalog::compile(rules, compileOptions);
+    PatternCatalog catalog = PatternCatalog::compile(rules, compileOptions);
+    if (noPrefilter)
+        catalog.prefilter.reset();
     int states = 0;
     for (const DfaGroup &g : catalog.groups)
         states += int(g.dfa.numStates);
@@ -161,10 +167,16 @@ int main(int argc, char **argv)
                 rules.rejections.size() + catalog.rejections.size());
     for (const Rejection &r : catalog.rejections)
         std::printf("  rejected: %s\n", qPrintable(r.toString()));
-    std::printf("groups (states/classes/patterns, u = unbounded):");
-    for (const DfaGroup &g : catalog.groups)
-        std::printf(" %u/%u/%zu%s", g.dfa.numStates, g.dfa.numClasses, g.patterns.size(), g.unbounded() ? "u" : "");
+    std::printf("groups (states/classes/patterns, u = unbounded, a = CPU scans it around atoms):");
+    for (size_t gi = 0; gi < catalog.groups.size(); ++gi) {
+        const DfaGroup &g = catalog.groups[gi];
+        std::printf(" %u/%u/%zu%s%s", g.dfa.numStates, g.dfa.numClasses, g.patterns.size(), g.unbounded() ? "u" : "",
+                    catalog.prefilter && catalog.prefilter->covers(int(gi)) ? "a" : "");
+    }
     std::printf("\n");
+    if (catalog.prefilter)
+        std::printf("atom prefilter: %zu atoms, %u states\n", catalog.prefilter->atomGroup.size(),
+                    catalog.prefilter->dfa.numStates);
 
     // Corpus.
     std::vector<QByteArray> files;

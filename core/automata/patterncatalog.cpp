@@ -8,6 +8,7 @@
 
 #include <QElapsedTimer>
 
+#include "automata/atomprefilter.h"
 #include "automata/dfabuilder.h"
 #include "automata/nfa.h"
 
@@ -410,6 +411,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         verify.push_back(info.verify);
     h = hashVector(h, verify);
     catalog.fingerprint = h;
+    catalog.prefilter = AtomPrefilter::build(rules, catalog);
     catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
     return catalog;
 }

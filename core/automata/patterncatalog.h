@@ -2,12 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "automata/dfa.h"
 #include "rules/ruleset.h"
 
 namespace Hitscope {
+
+struct AtomPrefilter;
 
 /// A set of patterns merged into one DFA.
 struct DfaGroup
@@ -52,6 +55,8 @@ struct PatternCatalog
     std::vector<PatternInfo> patterns; ///< indexed by global pattern id
     std::vector<Rejection> rejections;
     uint64_t fingerprint = 0;          ///< changes whenever the tables change
+    /// Atoms of the groups the CPU engine may scan in windows instead of whole passes (null: none).
+    std::shared_ptr<const AtomPrefilter> prefilter;
     double compileMs = 0;
 
     size_t tableBytes() const;

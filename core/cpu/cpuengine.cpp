@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
+
+#include "automata/atomprefilter.h"
 
 namespace Hitscope {
 
@@ -48,14 +51,57 @@ uint32_t startState(const Dfa &dfa, const BatchFile &f, const uint8_t *haystack,
     return dfa.start[isWordByte(before) ? Dfa::AfterWord : Dfa::AfterNonWord];
 }
 
+/**
+ * Where the atoms of prefiltered groups occur, per group and block of the haystack. A group's DFA then runs
+ * over each marked block widened by the group's longest match on both sides: that covers the window of
+ * every atom occurrence in the block, so it finds every match. Blocks rather than exact windows: marking is
+ * a store, where exact windows would need millions of atom hits sorted (runs of zero bytes, say).
+ */
+class AtomMarks
+{
+public:
+    static constexpr int kBlockShift = 10;
+
+    AtomMarks(const AtomPrefilter &pre, const FileBatch &batch, size_t groups)
+        : m_pre(pre)
+        , m_batch(batch)
+        , m_blocks(size_t(batch.used >> kBlockShift) + 1)
+        , m_marks(new std::atomic<uint8_t>[groups * m_blocks]())
+    {
+    }
+
+    void mark(uint32_t batchFile, int64_t end, const uint32_t *entries, uint32_t count)
+    {
+        const BatchFile &bf = m_batch.files[batchFile];
+        for (uint32_t i = 0; i < count; ++i) {
+            const uint32_t atom = Dfa::entryPattern(entries[i]);
+            const int64_t start = end - m_pre.atomLength[atom] + 1;
+            const int64_t h = bf.dataOffset + (std::max(start, bf.holdBegin) - bf.holdBegin);
+            m_marks[size_t(m_pre.atomGroup[atom]) * m_blocks + size_t(h >> kBlockShift)].store(1, std::memory_order_relaxed);
+        }
+    }
+
+    bool marked(int group, size_t block) const
+    {
+        return m_marks[size_t(group) * m_blocks + block].load(std::memory_order_relaxed) != 0;
+    }
+
+private:
+    const AtomPrefilter &m_pre;
+    const FileBatch &m_batch;
+    const size_t m_blocks;
+    std::unique_ptr<std::atomic<uint8_t>[]> m_marks;
+};
+
 class DfaWalker
 {
 public:
-    DfaWalker(const Dfa &dfa, std::vector<RawHit> &hits)
+    DfaWalker(const Dfa &dfa, std::vector<RawHit> &hits, AtomMarks *marks = nullptr)
         : m_dfa(dfa)
         , m_table(dfa.transitions.data())
         , m_classes(dfa.byteClass.data())
         , m_hits(hits)
+        , m_marks(marks)
     {
     }
 
@@ -167,6 +213,12 @@ private:
     void report(const Walk &w, int64_t pos, uint32_t premultiplied)
     {
         const uint32_t st = premultiplied / m_dfa.numClasses;
+        if (m_marks) [[unlikely]] {
+            if (pos >= w.ownBegin && pos < w.ownEnd)
+                m_marks->mark(w.batchFile, pos, m_dfa.acceptEntries.data() + m_dfa.acceptIndex[st],
+                              m_dfa.acceptIndex[st + 1] - m_dfa.acceptIndex[st]);
+            return;
+        }
         for (uint32_t i = m_dfa.acceptIndex[st]; i < m_dfa.acceptIndex[st + 1]; ++i) {
             const uint32_t e = m_dfa.acceptEntries[i];
             const Dfa::AcceptKind kind = Dfa::entryKind(e);
@@ -182,6 +234,7 @@ private:
     const uint32_t *m_table;
     const uint8_t *m_classes;
     std::vector<RawHit> &m_hits;
+    AtomMarks *m_marks;
 };
 
 // A unit of work: a run of segments of one bounded group, or one chunk of an unbounded group.
@@ -194,6 +247,96 @@ struct Item
     int unboundedIndex;
     int64_t bytes;
 };
+
+constexpr int kAtomPass = -1;
+
+/// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
+void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
+                 const AtomMarks &marks, int threads, std::vector<std::vector<RawHit>> &perThread)
+{
+    constexpr int64_t kBlock = int64_t(1) << AtomMarks::kBlockShift;
+    struct Window
+    {
+        int group;
+        uint32_t batchFile;
+        int64_t begin; // file offsets, end exclusive
+        int64_t end;
+    };
+    std::vector<Window> windows;
+    for (uint32_t f = 0; f < batch.files.size(); ++f) {
+        const BatchFile &bf = batch.files[f];
+        if (bf.failed || bf.holdEnd <= bf.holdBegin)
+            continue;
+        const int64_t h0 = bf.dataOffset;
+        const int64_t h1 = bf.dataOffset + (bf.holdEnd - bf.holdBegin);
+        for (int g = 0; g < int(catalog.groups.size()); ++g) {
+            if (!pre.covers(g))
+                continue;
+            const int64_t radius = pre.groupRadius[size_t(g)];
+            Window open { g, f, -1, -1 };
+            for (int64_t b = h0 >> AtomMarks::kBlockShift; b <= (h1 - 1) >> AtomMarks::kBlockShift; ++b) {
+                if (!marks.marked(g, size_t(b)))
+                    continue;
+                // Haystack block -> file offsets, widened and kept inside what the chunk holds.
+                const int64_t lo = std::max(bf.holdBegin, bf.holdBegin + (b * kBlock - h0) - radius);
+                const int64_t hi = std::min(bf.holdEnd, bf.holdBegin + ((b + 1) * kBlock - h0) + radius);
+                if (open.begin >= 0 && lo <= open.end) {
+                    open.end = std::max(open.end, hi);
+                    continue;
+                }
+                if (open.begin >= 0)
+                    windows.push_back(open);
+                open.begin = lo;
+                open.end = hi;
+            }
+            if (open.begin >= 0)
+                windows.push_back(open);
+        }
+    }
+    if (windows.empty())
+        return;
+    // Windows of one group together, so that each thread walks one DFA at a time.
+    std::stable_sort(windows.begin(), windows.end(), [](const Window &a, const Window &b) { return a.group < b.group; });
+    const uint8_t *haystack = batch.haystack.get();
+    std::atomic<size_t> next { 0 };
+    constexpr size_t kWindowsPerTake = 64;
+    auto worker = [&](int t) {
+        std::vector<Walk> walks;
+        for (size_t i = next.fetch_add(kWindowsPerTake); i < windows.size(); i = next.fetch_add(kWindowsPerTake)) {
+            const size_t end = std::min(windows.size(), i + kWindowsPerTake);
+            for (size_t j = i; j < end;) {
+                const int g = windows[j].group;
+                const Dfa &dfa = catalog.groups[size_t(g)].dfa;
+                walks.clear();
+                for (; j < end && windows[j].group == g; ++j) {
+                    const Window &win = windows[j];
+                    const BatchFile &bf = batch.files[win.batchFile];
+                    Walk w;
+                    w.batchFile = win.batchFile;
+                    w.ownBegin = std::max(win.begin, bf.ownBegin);
+                    w.ownEnd = std::min(win.end, bf.ownEnd);
+                    w.pos = win.begin;
+                    w.end = win.end;
+                    // No assertions in prefiltered patterns: any start context gives the same matches.
+                    w.state = dfa.start[Dfa::AfterNonWord];
+                    w.data = bf.at(haystack, win.begin);
+                    walks.push_back(w);
+                }
+                DfaWalker walker(dfa, perThread[size_t(t)]);
+                walker.runQueue<kLanes>(walks.data(), int(walks.size()), [](Walk &) {});
+            }
+        }
+    };
+    if (threads <= 1 || windows.size() < 2) {
+        worker(0);
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back(worker, t);
+    for (auto &th : pool)
+        th.join();
+}
 
 } // namespace
 
@@ -239,8 +382,13 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     }
     // Big unbounded chunks first so that no thread is left with one at the end.
     std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.bytes > b.bytes; });
-    for (int g = 0; g < int(catalog.groups.size()); ++g) {
-        if (catalog.groups[size_t(g)].unbounded())
+    // Groups the atom prefilter covers get no pass of their own: one pass for all their atoms instead.
+    const AtomPrefilter *pre = catalog.prefilter.get();
+    std::unique_ptr<AtomMarks> marks;
+    if (pre)
+        marks = std::make_unique<AtomMarks>(*pre, batch, catalog.groups.size());
+    for (int g = pre ? kAtomPass : 0; g < int(catalog.groups.size()); ++g) {
+        if (g >= 0 && (catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
             continue;
         // Runs of segments sized so that both threads get several and each keeps its lanes full.
         int first = 0;
@@ -270,8 +418,9 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         std::vector<Walk> walks;
         for (size_t i = next++; i < items.size(); i = next++) {
             const Item &item = items[i];
-            const Dfa &dfa = catalog.groups[size_t(item.group)].dfa;
-            DfaWalker scanner(dfa, hits);
+            const bool atomPass = item.group == kAtomPass;
+            const Dfa &dfa = atomPass ? pre->dfa : catalog.groups[size_t(item.group)].dfa;
+            DfaWalker scanner(dfa, hits, atomPass ? marks.get() : nullptr);
             if (item.firstSegment < 0) {
                 walks.clear();
                 for (int k = 0; k < item.count; ++k) {
@@ -306,7 +455,8 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                 const BatchFile &bf = batch.files[seg.batchFile];
                 Walk &w = walks[size_t(k)];
                 w.batchFile = seg.batchFile;
-                w.ownBegin = seg.ownBegin;
+                // Atoms in the context before a chunk belong to matches that end inside it.
+                w.ownBegin = atomPass && seg.ownBegin == bf.ownBegin ? seg.scanBegin : seg.ownBegin;
                 w.ownEnd = seg.ownEnd;
                 w.pos = seg.scanBegin;
                 w.end = seg.scanEnd;
@@ -332,6 +482,9 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         for (auto &th : pool)
             th.join();
     }
+
+    if (pre)
+        scanWindows(batch, catalog, *pre, *marks, threads, perThread);
 
     size_t total = 0;
     for (const auto &v : perThread)

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "automata/dfa.h"
+#include "rules/ruleset.h"
+
+namespace Hitscope {
+
+struct PatternCatalog;
+
+/**
+ * Lets the CPU engine skip whole passes: for DFA groups whose patterns all have distinctive atoms
+ * (AtomExtractor) and a bounded length, one scan for every atom of every such group replaces a pass per
+ * group, and each group's DFA then runs only in windows around its atoms' occurrences. A match contains one
+ * of its pattern's atoms, so it lies inside the window of that occurrence: the hits are exactly those of a
+ * full pass. The GPU engine does not need it (its passes are cheap) and ignores it.
+ */
+struct AtomPrefilter
+{
+    Dfa dfa;                        ///< every atom; accept entries carry atom indices
+    std::vector<int> atomGroup;     ///< per atom: its catalog group
+    std::vector<int> atomLength;    ///< per atom: its length in bytes
+    std::vector<int> groupRadius;   ///< per catalog group: its longest match, 0 when the group is scanned whole
+
+    bool covers(int group) const { return group < int(groupRadius.size()) && groupRadius[size_t(group)] > 0; }
+
+    /// Null when fewer than two groups would be covered (then a pass for the atoms saves nothing).
+    static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog);
+};
+
+} // namespace Hitscope

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Atoms and the CPU engine's prefilter: which atoms a pattern gets, which groups are covered, and that a scan
+// with the prefilter reports exactly the hits of a scan with a pass per group.
+#include <set>
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "automata/atomextractor.h"
+#include "automata/atomprefilter.h"
+#include "automata/patterncatalog.h"
+#include "automata/regexparser.h"
+#include "cpu/cpuengine.h"
+#include "rules/ruleloader.h"
+#include "scan/scanner.h"
+#include "testutil.h"
+
+using namespace Hitscope;
+
+namespace {
+
+Regex parse(const char *pattern, bool caseless = false)
+{
+    RegexFlags flags;
+    flags.caseless = caseless;
+    RegexParser::Result r = RegexParser::parse(pattern, flags);
+    if (!r.error.isEmpty())
+        qFatal("bad test pattern %s", pattern);
+    return std::move(r.regex);
+}
+
+QByteArray atomText(const AtomExtractor::Atom &atom)
+{
+    QByteArray out;
+    for (const ByteSet &set : atom) {
+        if (set.count() == 1) {
+            for (int b = 0; b < 256; ++b)
+                if (set.test(size_t(b)))
+                    out += char(b);
+        } else {
+            out += '[' + QByteArray::number(qulonglong(set.count())) + ']';
+        }
+    }
+    return out;
+}
+
+std::set<QByteArray> atomTexts(const char *pattern, bool caseless = false)
+{
+    std::set<QByteArray> out;
+    for (const auto &a : AtomExtractor::extract(parse(pattern, caseless)).atoms)
+        out.insert(atomText(a));
+    return out;
+}
+
+using Hits = std::set<std::tuple<QByteArray, int, int64_t, int64_t>>;
+
+Hits scan(const RuleSet &rules, const PatternCatalog &catalog, const QString &dir)
+{
+    CpuEngine engine;
+    Scanner scanner(rules, catalog, engine);
+    Hits hits;
+    Scanner::Callbacks cb;
+    cb.fileDone = [&](const FileResult &fr) {
+        for (const Hit &h : fr.hits)
+            hits.insert({ fr.path, h.pattern, h.offset, h.length });
+    };
+    LaunchParams params;
+    params.batchBytes = 1 << 20; // several batches, files in chunks
+    params.segmentBytes = 64 << 10;
+    params.threads = 2;
+    scanner.run({ QFile::encodeName(dir) }, WalkOptions {}, params, cb);
+    return hits;
+}
+
+} // namespace
+
+class TestAtomPrefilter : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void atoms()
+    {
+        // The best window of a literal; case-folded letters are sets of two.
+        QCOMPARE(atomTexts("xhelloy"), (std::set<QByteArray> { "xhel" }));
+        QCOMPARE(atomTexts("ab", true), (std::set<QByteArray> { "[2][2]" }));
+        // Alternatives each bring theirs; a required part wins over optional ones.
+        QCOMPARE(atomTexts("(abcd|efgh)[0-9]+"), (std::set<QByteArray> { "abcd", "efgh" }));
+        QCOMPARE(atomTexts("[a-z]*@example\\.com"), (std::set<QByteArray> { "@exa" }));
+        QCOMPARE(atomTexts("(foo)?barbaz"), (std::set<QByteArray> { "barb" }));
+        // Nothing every match contains: no atoms.
+        QVERIFY(AtomExtractor::extract(parse("[a-z]+")).quality < 8);
+        QVERIFY(atomTexts("(abc)?").empty());
+        QVERIFY(AtomExtractor::extract(parse("abc|[0-9]+")).quality < 8);
+        // Zero bytes are common: four of them make a weak atom.
+        const auto zeros = AtomExtractor::extract(Regex::fromLiteral("\0\0\0\0\0\0", 6));
+        const auto text = AtomExtractor::extract(Regex::fromLiteral("GLIBC_", 6));
+        QVERIFY(zeros.quality < text.quality);
+    }
+
+    void prefilterCoversOnlyGroupsItCan()
+    {
+        QTemporaryDir tmp;
+        const QString rulesPath = tmp.filePath(QStringLiteral("r.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath, R"(
+rule lits { strings: $a = "GLIBC_2.2.5" $b = "kernel32.dll" nocase wide condition: any of them }
+rule hex { strings: $h = { 55 48 89 E5 [0-8] 48 83 EC ?? } condition: $h }
+rule unbounded { strings: $u = /GCC: [^)]+\)/ condition: $u }
+rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
+)"));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        CompileOptions small;
+        small.maxStatesPerGroup = 40; // a group per pattern or so
+        const PatternCatalog catalog = PatternCatalog::compile(rules, small);
+        QVERIFY(catalog.groups.size() >= 3);
+        QVERIFY(catalog.prefilter);
+        for (size_t g = 0; g < catalog.groups.size(); ++g) {
+            bool strong = true;
+            for (int p : catalog.groups[g].patterns) {
+                const QString &rule = rules.rules[size_t(rules.patterns[size_t(p)].ruleIndex)].name;
+                strong = strong && (rule == QLatin1String("lits") || rule == QLatin1String("hex"));
+            }
+            QCOMPARE(catalog.prefilter->covers(int(g)), strong);
+        }
+    }
+
+    void sameHitsAsFullPasses()
+    {
+        QTemporaryDir tmp;
+        const TestUtil::GeneratedCase c = TestUtil::generateCase(tmp.filePath(QStringLiteral("corpus")), 4242, 4096);
+        for (const QString &file : { c.literalsFile, c.regexesFile }) {
+            const RuleSet rules = RuleLoader::loadFiles({ file });
+            CompileOptions small;
+            small.maxStatesPerGroup = 40; // several groups, so that the prefilter has work
+            PatternCatalog catalog = PatternCatalog::compile(rules, small);
+            if (file == c.literalsFile)
+                QVERIFY2(catalog.prefilter, qPrintable(QStringLiteral("the literal list (%1 groups) gets no prefilter: the test tests nothing").arg(catalog.groups.size())));
+            const Hits with = scan(rules, catalog, c.dir);
+            catalog.prefilter.reset();
+            const Hits without = scan(rules, catalog, c.dir);
+            QVERIFY(!without.empty());
+            QCOMPARE(with.size(), without.size());
+            QVERIFY(with == without);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAtomPrefilter)
+
+#include "tst_atomprefilter.moc"
