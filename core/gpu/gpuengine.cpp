@@ -695,6 +695,8 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     for (const auto &p : parts)
         result.hits.insert(result.hits.end(), p.begin(), p.end());
     t.hits = int64_t(total);
+    t.fixupPasses = passes;
+    t.rescannedSegments = rescanned;
     if (m_profile)
         std::fprintf(stderr,
                      "gpu batch %d: %llu segments, %llu items; table %.1f ms, %d frames %.1f ms (kernel %.1f ms), "

@@ -27,6 +27,10 @@ QJsonObject BatchTelemetry::toJson() const
     o[QLatin1String("gpu_ms")] = gpuMs;
     o[QLatin1String("wall_ms")] = wallMs;
     o[QLatin1String("read_ms")] = readMs;
+    o[QLatin1String("engine_ms")] = engineMs;
+    o[QLatin1String("resolve_ms")] = resolveMs;
+    o[QLatin1String("fixup_passes")] = fixupPasses;
+    o[QLatin1String("rescanned_segments")] = qint64(rescannedSegments);
     o[QLatin1String("throughput_gbs")] = throughputGBs();
     o[QLatin1String("pipeline_cache_hits")] = pipelineCacheHits;
     o[QLatin1String("plan_cache_hits")] = planCacheHits;

@@ -27,8 +27,13 @@ struct BatchTelemetry
     int64_t hits = 0;
     int64_t hitsRerun = 0;      ///< hits of launches re-run because the hit ring was too small
     double gpuMs = 0;
+    /// From the batch's scan start (or the previous batch's end, if later: batches overlap) to its end.
     double wallMs = 0;
     double readMs = 0;          ///< reader time spent filling this batch (on the reader thread)
+    double engineMs = 0;        ///< time in the engine's scan call (upload, kernel, read-back, host bookkeeping)
+    double resolveMs = 0;       ///< start finding, file results and callbacks (beside the next batch's scan)
+    int fixupPasses = 0;        ///< GPU: passes that re-checked unbounded groups' speculative segments
+    int64_t rescannedSegments = 0; ///< GPU: unbounded (segment, group) items those passes scanned again
     int pipelineCacheHits = 0;
     int planCacheHits = 0;
     QString engine;

@@ -23,19 +23,20 @@ double msSince(Clock::time_point t0)
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Batches travel reader -> scanner through `full` and come back through `empty`, so at most a few
-// haystacks exist at once and none is page-faulted in anew.
-class BatchQueue
+// Batches travel reader -> scanning thread -> resolver through queues of owning pointers and come back
+// through `empty`, so at most a few haystacks exist at once and none is page-faulted in anew.
+template<typename T>
+class Queue
 {
 public:
-    void push(std::unique_ptr<FileBatch> b)
+    void push(std::unique_ptr<T> b)
     {
         std::lock_guard lock(m_mutex);
         m_items.push_back(std::move(b));
         m_cv.notify_all();
     }
     // Returns null once closed and drained.
-    std::unique_ptr<FileBatch> pop()
+    std::unique_ptr<T> pop()
     {
         std::unique_lock lock(m_mutex);
         m_cv.wait(lock, [&] { return !m_items.empty() || m_closed; });
@@ -55,9 +56,42 @@ public:
 private:
     std::mutex m_mutex;
     std::condition_variable m_cv;
-    std::deque<std::unique_ptr<FileBatch>> m_items;
+    std::deque<std::unique_ptr<T>> m_items;
     bool m_closed = false;
 };
+
+// A batch the engine has scanned, on its way to the resolver with what it needs.
+struct Scanned
+{
+    std::unique_ptr<FileBatch> batch;
+    BatchResult result;
+    LaunchParams params;
+    Clock::time_point began;
+    double engineMs = 0;
+};
+
+// Runs fn(0..count-1) on up to `threads` threads (the calling one included).
+template<typename F>
+void parallelFor(size_t count, int threads, F &&fn)
+{
+    const size_t n = std::min<size_t>(count, size_t(std::max(1, threads)));
+    if (n <= 1) {
+        for (size_t i = 0; i < count; ++i)
+            fn(i);
+        return;
+    }
+    std::atomic<size_t> next { 0 };
+    auto worker = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < count;)
+            fn(i);
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < n; ++t)
+        pool.emplace_back(worker);
+    worker();
+    for (std::thread &t : pool)
+        t.join();
+}
 
 // Reads bytes for start finding: from the batch when held there, else from the file (only unbounded
 // patterns can start before the chunk).
@@ -144,58 +178,104 @@ void Scanner::cancel()
 void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, int threads,
                       std::vector<std::vector<Hit>> &perFile)
 {
-    perFile.assign(batch.files.size(), {});
-    std::vector<std::vector<std::pair<uint32_t, int64_t>>> byFile(batch.files.size()); // (pattern, end)
+    const size_t numFiles = batch.files.size();
+    perFile.assign(numFiles, {});
+    if (threads <= 1 || raw.size() < 4096)
+        threads = 1;
+
+    // (pattern, end) grouped by file with a counting sort: engines report hits in no particular order.
+    std::vector<size_t> first(numFiles + 1, 0);
     for (const RawHit &h : raw)
-        byFile[h.batchFile].emplace_back(h.pattern, h.end);
-    auto work = [&](size_t f) {
-        const BatchFile &bf = batch.files[f];
+        ++first[h.batchFile + 1];
+    for (size_t f = 0; f < numFiles; ++f)
+        first[f + 1] += first[f];
+    std::vector<std::pair<uint32_t, int64_t>> byFile(raw.size());
+    {
+        std::vector<size_t> fill(first.begin(), first.end() - 1);
+        for (const RawHit &h : raw)
+            byFile[fill[h.batchFile]++] = { h.pattern, h.end };
+    }
+
+    // Units of work: the ends of one pattern in one file, ascending (walks back from the ends of one long run
+    // share their work, where one call per end would be quadratic in the run's length). A long run of a plain
+    // pattern is cut into pieces so that one busy file does not leave the other threads idle; StartFinder
+    // gives the same answers for any subset of the ends. A YARA string's run stays whole (its matches depend
+    // on each other).
+    struct Unit
+    {
+        uint32_t file;
+        size_t begin, end;
+    };
+    constexpr size_t kPiece = 1 << 14;
+    std::vector<std::vector<Unit>> fileUnits(numFiles);
+    parallelFor(numFiles, threads, [&](size_t f) {
+        const auto b = byFile.begin() + ptrdiff_t(first[f]);
+        const auto e = byFile.begin() + ptrdiff_t(first[f + 1]);
+        if (!std::is_sorted(b, e))
+            std::sort(b, e);
+        for (size_t i = first[f]; i < first[f + 1];) {
+            const uint32_t pattern = byFile[i].first;
+            size_t j = i;
+            while (j < first[f + 1] && byFile[j].first == pattern)
+                ++j;
+            const size_t piece = m_rules.patterns[pattern].yara ? j - i : kPiece;
+            for (size_t k = i; k < j; k += piece)
+                fileUnits[f].push_back({ uint32_t(f), k, std::min(j, k + piece) });
+            i = j;
+        }
+    });
+    std::vector<Unit> units;
+    for (const auto &u : fileUnits)
+        units.insert(units.end(), u.begin(), u.end());
+    // Large units first, so that none is left alone at the end.
+    std::vector<uint32_t> order(units.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = uint32_t(i);
+    if (threads > 1)
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+            return units[a].end - units[a].begin > units[b].end - units[b].begin;
+        });
+
+    std::vector<std::vector<Hit>> unitHits(units.size());
+    parallelFor(units.size(), threads, [&](size_t k) {
+        const Unit &unit = units[order[k]];
+        const BatchFile &bf = batch.files[unit.file];
         std::unique_ptr<ByteSource> source;
         StartFinder::ByteAt byteAt = [&](int64_t offset) {
             if (!source)
                 source = std::make_unique<ByteSource>(batch, bf);
             return (*source)(offset);
         };
-        // All ends of a pattern in one call, ascending: walks back from the ends of one long run share their
-        // work there, where one call per end would be quadratic in the run's length.
-        auto &hits = byFile[f];
-        if (!std::is_sorted(hits.begin(), hits.end()))
-            std::sort(hits.begin(), hits.end());
-        auto &out = perFile[f];
-        out.reserve(hits.size());
+        const uint32_t pattern = byFile[unit.begin].first;
         std::vector<int64_t> ends, starts;
-        for (size_t i = 0; i < hits.size();) {
-            const uint32_t pattern = hits[i].first;
-            ends.clear();
-            for (; i < hits.size() && hits[i].first == pattern; ++i)
-                ends.push_back(hits[i].second);
-            const bool verify = pattern < m_catalog.patterns.size() && m_catalog.patterns[pattern].verify;
-            if (const auto &yara = m_rules.patterns[pattern].yara) {
-                m_yara.find(*yara, int(pattern), ends, bf.fileSize, byteAt, verify, out);
-                continue;
-            }
-            m_starts.leftmostStarts(int(pattern), ends, bf.fileSize, byteAt, starts, verify);
-            for (size_t k = 0; k < ends.size(); ++k) {
-                // -1: no match ends there, as a verified pattern's relaxed DFA may report.
-                if (starts[k] >= 0)
-                    out.push_back({ int(pattern), starts[k], ends[k] - starts[k] + 1 });
-            }
+        ends.reserve(unit.end - unit.begin);
+        for (size_t i = unit.begin; i < unit.end; ++i)
+            ends.push_back(byFile[i].second);
+        std::vector<Hit> &out = unitHits[order[k]];
+        const bool verify = pattern < m_catalog.patterns.size() && m_catalog.patterns[pattern].verify;
+        if (const auto &yara = m_rules.patterns[pattern].yara) {
+            m_yara.find(*yara, int(pattern), ends, bf.fileSize, byteAt, verify, out);
+            return;
         }
-    };
-    if (threads <= 1 || raw.size() < 4096) {
-        for (size_t f = 0; f < batch.files.size(); ++f)
-            work(f);
-        return;
+        m_starts.leftmostStarts(int(pattern), ends, bf.fileSize, byteAt, starts, verify);
+        out.reserve(ends.size());
+        for (size_t i = 0; i < ends.size(); ++i) {
+            // -1: no match ends there, as a verified pattern's relaxed DFA may report.
+            if (starts[i] >= 0)
+                out.push_back({ int(pattern), starts[i], ends[i] - starts[i] + 1 });
+        }
+    });
+
+    size_t u = 0;
+    for (size_t f = 0; f < numFiles; ++f) {
+        size_t total = 0;
+        for (size_t k = u; k < u + fileUnits[f].size(); ++k)
+            total += unitHits[k].size();
+        perFile[f].reserve(total);
+        for (size_t k = u; k < u + fileUnits[f].size(); ++k)
+            perFile[f].insert(perFile[f].end(), unitHits[k].begin(), unitHits[k].end());
+        u += fileUnits[f].size();
     }
-    std::atomic<size_t> next { 0 };
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&] {
-            for (size_t f = next++; f < batch.files.size(); f = next++)
-                work(f);
-        });
-    for (auto &th : pool)
-        th.join();
 }
 
 ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, const LaunchParams &initial,
@@ -206,9 +286,11 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     setParams(initial);
     const int overlap = std::max(0, m_catalog.maxBoundedMatchLength() - 1);
 
-    BatchQueue full;
-    BatchQueue empty;
-    constexpr int kBuffers = 3; // one being filled, one queued, one being scanned
+    Queue<FileBatch> full;
+    Queue<FileBatch> empty;
+    Queue<Scanned> scanned;
+    // One being filled, one queued, one being scanned, one being resolved (start finding reads its haystack).
+    constexpr int kBuffers = 4;
     for (int i = 0; i < kBuffers; ++i)
         empty.push(std::make_unique<FileBatch>());
 
@@ -230,6 +312,9 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             seenVersion = m_paramsVersion.load();
             const LaunchParams p = currentParams();
             batcher.setSizes(std::min(p.batchBytes, m_engine.maxBatchBytes()), p.segmentBytes);
+            // As many readers as scanning threads: one thread per core reads cached files about twice as fast
+            // as eight.
+            batcher.setReadThreads(p.threads > 0 ? p.threads : int(std::max(1u, std::thread::hardware_concurrency())));
         };
         applySizes();
         FileWalker walker(walk);
@@ -246,83 +331,118 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     });
 
     ScanSummary summary;
+    // Set before m_cancel when the engine fails: batches scanned before the failure are still resolved and
+    // reported, as they were before resolving ran beside the scan.
+    std::atomic_bool engineFailed { false };
+
+    // Start finding, file results and callbacks run here, in batch order, while the next batch is on the engine
+    // (the engine stays on the calling thread: it may own the GPU device).
+    std::thread resolver([&] {
+        FileResult pending; // the file whose chunks continue into the next batch
+        LaunchParams previous = initial;
+        std::vector<std::vector<Hit>> perFile;
+        auto lastDone = t0;
+        while (auto job = scanned.pop()) {
+            std::unique_ptr<FileBatch> batch = std::move(job->batch);
+            if (m_cancel && !engineFailed) {
+                empty.push(std::move(batch));
+                continue;
+            }
+            const auto r0 = Clock::now();
+            const LaunchParams &params = job->params;
+            BatchResult &result = job->result;
+            resolve(*batch, result.hits,
+                    params.threads > 0 ? params.threads : int(std::thread::hardware_concurrency()), perFile);
+
+            for (const QString &n : result.notices)
+                if (callbacks.notice)
+                    callbacks.notice(n);
+            for (const FileProblem &p : batch->problems) {
+                ++summary.problems;
+                if (callbacks.problem)
+                    callbacks.problem(p);
+            }
+            for (size_t f = 0; f < batch->files.size(); ++f) {
+                const BatchFile &bf = batch->files[f];
+                if (bf.failed)
+                    continue;
+                if (bf.firstChunk) {
+                    pending = {};
+                    pending.fileIndex = bf.fileIndex;
+                    pending.path = bf.path;
+                }
+                pending.size = bf.fileSize;
+                pending.hits.insert(pending.hits.end(), perFile[f].begin(), perFile[f].end());
+                if (!bf.lastChunk)
+                    continue;
+                std::sort(pending.hits.begin(), pending.hits.end());
+                m_evaluator.evaluate(pending);
+                ++summary.files;
+                summary.bytes += bf.fileSize;
+                summary.hits += int64_t(pending.hits.size());
+                if (callbacks.fileDone)
+                    callbacks.fileDone(pending);
+                pending = {};
+            }
+
+            BatchTelemetry &t = result.telemetry;
+            t.index = batch->index;
+            t.files = int(batch->files.size());
+            t.bytes = batch->ownedBytes;
+            t.haystackBytes = batch->used;
+            t.segments = int(batch->segments.size());
+            t.engineMs = job->engineMs;
+            t.resolveMs = msSince(r0);
+            // Batches overlap (one resolved while the next is scanned): a batch's wall time runs from its scan's
+            // start, or the previous batch's end if later, to its own end, so that bytes / wall is the rate seen.
+            const auto now = Clock::now();
+            t.wallMs = std::chrono::duration<double, std::milli>(now - std::max(job->began, lastDone)).count();
+            lastDone = now;
+            t.readMs = batch->readMs;
+            t.paramsChanged = !(params == previous);
+            previous = params;
+            ++summary.batches;
+            if (callbacks.batchDone)
+                callbacks.batchDone(t);
+            empty.push(std::move(batch));
+        }
+    });
+
     const size_t numUnbounded = size_t(std::count_if(m_catalog.groups.begin(), m_catalog.groups.end(),
                                                       [](const DfaGroup &g) { return g.unbounded(); }));
     std::vector<uint32_t> carry;
-    FileResult pending; // the file whose chunks continue into the next batch
-    LaunchParams previous = initial;
-    BatchResult result;
-    std::vector<std::vector<Hit>> perFile;
-
     while (auto batch = full.pop()) {
         if (m_cancel) {
             empty.push(std::move(batch));
             continue;
         }
-        const LaunchParams params = currentParams();
-        const auto b0 = Clock::now();
-        result = {};
+        auto job = std::make_unique<Scanned>();
+        job->params = currentParams();
+        job->began = Clock::now();
         QString error;
-        if (!m_engine.scan(*batch, m_catalog, params, carry, result, &error)) {
+        if (!m_engine.scan(*batch, m_catalog, job->params, carry, job->result, &error)) {
             summary.error = error;
+            engineFailed = true;
             m_cancel = true;
             empty.push(std::move(batch));
             continue;
         }
-        resolve(*batch, result.hits, params.threads > 0 ? params.threads : int(std::thread::hardware_concurrency()),
-                perFile);
-
-        for (const QString &n : result.notices)
-            if (callbacks.notice)
-                callbacks.notice(n);
-        // The next chunk of a continuing file is the first file of the next batch.
+        job->engineMs = msSince(job->began);
+        // The carry comes from the engine's result alone, so the next batch can start before this one is
+        // resolved. The next chunk of a continuing file is the first file of the next batch.
         std::vector<uint32_t> nextCarry(numUnbounded, 0);
-        for (const FileProblem &p : batch->problems) {
-            ++summary.problems;
-            if (callbacks.problem)
-                callbacks.problem(p);
-        }
         for (size_t f = 0; f < batch->files.size(); ++f) {
             const BatchFile &bf = batch->files[f];
-            if (bf.failed)
-                continue;
-            if (bf.firstChunk) {
-                pending = {};
-                pending.fileIndex = bf.fileIndex;
-                pending.path = bf.path;
-            }
-            pending.size = bf.fileSize;
-            pending.hits.insert(pending.hits.end(), perFile[f].begin(), perFile[f].end());
-            if (!bf.lastChunk) {
-                std::copy_n(result.carryOut.begin() + ptrdiff_t(f * numUnbounded), numUnbounded, nextCarry.begin());
-                continue;
-            }
-            std::sort(pending.hits.begin(), pending.hits.end());
-            m_evaluator.evaluate(pending);
-            ++summary.files;
-            summary.bytes += bf.fileSize;
-            summary.hits += int64_t(pending.hits.size());
-            if (callbacks.fileDone)
-                callbacks.fileDone(pending);
-            pending = {};
+            if (!bf.failed && !bf.lastChunk)
+                std::copy_n(job->result.carryOut.begin() + ptrdiff_t(f * numUnbounded), numUnbounded,
+                            nextCarry.begin());
         }
         carry = std::move(nextCarry);
-
-        BatchTelemetry &t = result.telemetry;
-        t.index = batch->index;
-        t.files = int(batch->files.size());
-        t.bytes = batch->ownedBytes;
-        t.haystackBytes = batch->used;
-        t.segments = int(batch->segments.size());
-        t.wallMs = msSince(b0);
-        t.readMs = batch->readMs;
-        t.paramsChanged = !(params == previous);
-        previous = params;
-        ++summary.batches;
-        if (callbacks.batchDone)
-            callbacks.batchDone(t);
-        empty.push(std::move(batch));
+        job->batch = std::move(batch);
+        scanned.push(std::move(job));
     }
+    scanned.close();
+    resolver.join();
     // Unblock a reader waiting for a buffer after a cancel.
     empty.close();
     reader.join();

@@ -33,13 +33,16 @@ struct ScanSummary
 };
 
 /**
- * Runs one scan: a reader thread walks the paths and packs batches while the calling thread scans the
- * previous batch on the engine, turns end offsets into hits and hands out each file's hits when the file is
- * complete. Launch parameters may change while it runs; they apply from the next batch.
+ * Runs one scan as a pipeline: a reader thread walks the paths and packs batches, the calling thread scans
+ * each batch on the engine, and a resolver thread turns the previous batch's end offsets into hits and hands
+ * out each file's hits when the file is complete. Launch parameters may change while it runs; they apply from
+ * the next batch.
  */
 class Scanner
 {
 public:
+    /// Called on a thread of the scanner's own (not the caller's: that one runs the engine), one call at a
+    /// time, in batch and file order.
     struct Callbacks
     {
         std::function<void(const FileResult &)> fileDone;
@@ -55,7 +58,8 @@ public:
     ScanSummary run(const QByteArrayList &paths, const WalkOptions &walk, const LaunchParams &params,
                     const Callbacks &callbacks);
 
-    /// Thread-safe; applies from the next batch packed and scanned.
+    /// Thread-safe; applies from the next batch packed and launched on the engine (called from batchDone, that is
+    /// the batch after the next one when the next one is already on the engine).
     void setParams(const LaunchParams &params);
     /// Thread-safe; the scan stops after the batch in flight.
     void cancel();
