@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <thread>
 
 #include <QElapsedTimer>
@@ -165,7 +166,15 @@ struct BuiltGroup
 {
     std::vector<int> candidates;
     Dfa dfa;
+    int64_t rawStates = 0; ///< states before minimization: what the budget limits
+    bool bounded = true;
+    bool covered = false;  ///< by the CPU engine's atom prefilter
 };
+
+bool containsAll(const std::vector<int> &sortedSet, const std::vector<int> &sortedSubset)
+{
+    return std::includes(sortedSet.begin(), sortedSet.end(), sortedSubset.begin(), sortedSubset.end());
+}
 
 /// A 64-bit hash over whole words (tables are tens of MiB: byte-wise FNV would cost a noticeable share of
 /// the compile time).
@@ -326,24 +335,34 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     // Build the chunks; one that overflows the group budget is split in halves until it fits. A single
     // pattern gets the per-pattern budget (it already passed it alone).
     std::vector<std::vector<BuiltGroup>> built(chunks.size());
+    // Candidate sets (sorted) whose merged DFA exceeded the group budget: any superset does too (the states of a
+    // union project onto each part's), so merging below never tries one.
+    std::vector<std::vector<std::vector<int>>> failedPerChunk(chunks.size());
+    auto inputsOf = [&](const std::vector<int> &part) {
+        std::vector<DfaBuilder::Input> inputs;
+        for (int ci : part) {
+            const Candidate &c = candidates[size_t(ci)];
+            inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
+        }
+        return inputs;
+    };
     parallelFor(chunks.size(), [&](size_t k) {
         std::vector<std::vector<int>> pending { chunks[k].candidates };
         while (!pending.empty()) {
             std::vector<int> part = std::move(pending.back());
             pending.pop_back();
             if (part.size() == 1 && candidates[size_t(part.front())].hasSolo) {
-                built[k].push_back({ part, std::move(candidates[size_t(part.front())].solo) });
+                Candidate &c = candidates[size_t(part.front())];
+                built[k].push_back({ part, std::move(c.solo), c.estimate, chunks[k].bounded });
                 continue;
             }
-            std::vector<DfaBuilder::Input> inputs;
-            for (int ci : part) {
-                const Candidate &c = candidates[size_t(ci)];
-                inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
-            }
-            DfaBuilder::Result r = DfaBuilder::build(inputs, part.size() == 1 ? patternBudget : groupBudget);
+            DfaBuilder::Result r = DfaBuilder::build(inputsOf(part), part.size() == 1 ? patternBudget : groupBudget);
             if (!r.exceededBudget) {
-                built[k].push_back({ part, std::move(r.dfa) });
+                built[k].push_back({ part, std::move(r.dfa), r.statesBeforeMinimization, chunks[k].bounded });
             } else if (part.size() > 1) {
+                std::vector<int> sorted = part;
+                std::sort(sorted.begin(), sorted.end());
+                failedPerChunk[k].push_back(std::move(sorted));
                 const auto mid = part.begin() + long(part.size() / 2);
                 pending.emplace_back(mid, part.end()); // popped second: keeps the original order
                 pending.emplace_back(part.begin(), mid);
@@ -356,6 +375,118 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             }
         }
     });
+
+    // Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
+    // and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
+    // back together, first fit from the smallest up (small pieces end together rather than each beside a large
+    // one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
+    // under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
+    // fails is remembered and its pieces packed again without it, which peels its largest piece off.
+    std::vector<std::vector<int>> failed;
+    for (auto &list : failedPerChunk)
+        for (auto &f : list)
+            failed.push_back(std::move(f));
+    std::vector<BuiltGroup> pieces;
+    for (std::vector<BuiltGroup> &list : built)
+        for (BuiltGroup &b : list)
+            pieces.push_back(std::move(b));
+    built.clear();
+    // The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
+    // covered piece with one that is not (the merged group would lose its cover and cost a full pass).
+    {
+        PatternCatalog probe;
+        probe.patterns = catalog.patterns;
+        for (const BuiltGroup &b : pieces) {
+            DfaGroup g;
+            for (int ci : b.candidates) {
+                const int len = catalog.patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
+                g.patterns.push_back(candidates[size_t(ci)].pattern);
+                g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
+            }
+            probe.groups.push_back(std::move(g));
+        }
+        const auto cover = AtomPrefilter::build(rules, probe);
+        for (size_t i = 0; i < pieces.size(); ++i)
+            pieces[i].covered = cover && cover->covers(int(i));
+    }
+    std::vector<BuiltGroup> merged;
+    constexpr int kMergeRounds = 8;
+    std::vector<BuiltGroup> todo = std::move(pieces);
+    for (int round = 0; !todo.empty(); ++round) {
+        std::stable_sort(todo.begin(), todo.end(),
+                         [](const BuiltGroup &a, const BuiltGroup &b) { return a.rawStates < b.rawStates; });
+        struct Bin
+        {
+            std::vector<size_t> members;
+            std::vector<int> candidates; // sorted
+            int64_t states = 0;
+            bool bounded = true;
+            bool covered = false;
+        };
+        std::vector<Bin> bins;
+        for (size_t i = 0; i < todo.size(); ++i) {
+            std::vector<int> mine = todo[i].candidates;
+            std::sort(mine.begin(), mine.end());
+            Bin *home = nullptr;
+            // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
+            // what halving split apart, and a merge with one fails only after building most of the budget.
+            for (Bin &bin : bins) {
+                if (round >= kMergeRounds || bin.bounded != todo[i].bounded || bin.covered != todo[i].covered
+                    || bin.states + todo[i].rawStates > groupBudget)
+                    continue;
+                std::vector<int> together;
+                std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
+                           std::back_inserter(together));
+                const bool knownToFail = std::any_of(failed.begin(), failed.end(),
+                                                     [&](const std::vector<int> &f) { return containsAll(together, f); });
+                if (!knownToFail) {
+                    home = &bin;
+                    bin.candidates = std::move(together);
+                    break;
+                }
+            }
+            if (!home) {
+                bins.push_back({});
+                home = &bins.back();
+                home->candidates = std::move(mine);
+                home->bounded = todo[i].bounded;
+                home->covered = todo[i].covered;
+            }
+            home->members.push_back(i);
+            home->states += todo[i].rawStates;
+        }
+        // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
+        // far more is given up early rather than built up to the whole budget, which would cost seconds.
+        std::vector<DfaBuilder::Result> results(bins.size());
+        parallelFor(bins.size(), [&](size_t k) {
+            if (bins[k].members.size() > 1)
+                results[k] = DfaBuilder::build(inputsOf(bins[k].candidates),
+                                               int(std::min<int64_t>(groupBudget, 16 * bins[k].states + 4096)));
+        });
+        std::vector<BuiltGroup> again;
+        for (size_t k = 0; k < bins.size(); ++k) {
+            Bin &bin = bins[k];
+            if (bin.members.size() == 1) {
+                merged.push_back(std::move(todo[bin.members.front()]));
+            } else if (!results[k].exceededBudget) {
+                merged.push_back({ bin.candidates, std::move(results[k].dfa), results[k].statesBeforeMinimization,
+                                   bin.bounded, bin.covered });
+            } else {
+                failed.push_back(bin.candidates);
+                for (size_t m : bin.members)
+                    again.push_back(std::move(todo[m]));
+            }
+        }
+        todo = std::move(again);
+    }
+    // Groups in the order of their first pattern, as before merging: bounded before unbounded, then rule order.
+    std::stable_sort(merged.begin(), merged.end(), [&](const BuiltGroup &a, const BuiltGroup &b) {
+        if (a.bounded != b.bounded)
+            return a.bounded;
+        return *std::min_element(a.candidates.begin(), a.candidates.end())
+            < *std::min_element(b.candidates.begin(), b.candidates.end());
+    });
+    built.push_back(std::move(merged));
 
     for (std::vector<BuiltGroup> &list : built) {
         for (BuiltGroup &b : list) {
