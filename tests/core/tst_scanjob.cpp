@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include <QDir>
 #include <QEventLoop>
 #include <QFile>
 #include <QHash>
@@ -435,6 +436,34 @@ private Q_SLOTS:
             QCOMPARE(r.preview, QByteArray("needle"));
         }
     }
+
+#ifdef Q_OS_LINUX
+    // The scan runs below the GUI's priority (threads it starts inherit the nice value): read it from /proc.
+    void scanThreadIsNiced()
+    {
+        ScanJob job;
+        Recorder rec(job);
+        job.start(m_rules, corpus(), {}, m_params, EngineChoice::Cpu);
+        QTRY_COMPARE_WITH_TIMEOUT(rec.finished.count() + rec.failed.count(), 1, kTimeoutMs);
+        QCOMPARE(rec.finished.count(), 1);
+        int found = 0;
+        const QStringList tasks = QDir(QStringLiteral("/proc/self/task")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        for (const QString &tid : tasks) {
+            QFile comm(QStringLiteral("/proc/self/task/%1/comm").arg(tid));
+            if (!comm.open(QIODevice::ReadOnly) || comm.readAll().trimmed() != "Hitscope scan")
+                continue;
+            QFile stat(QStringLiteral("/proc/self/task/%1/stat").arg(tid));
+            QVERIFY(stat.open(QIODevice::ReadOnly));
+            // Fields after the ")" that ends the name: state is field 3, nice field 19.
+            const QByteArray line = stat.readAll();
+            const QList<QByteArray> fields = line.mid(line.lastIndexOf(')') + 2).split(' ');
+            QVERIFY(fields.size() > 16);
+            QCOMPARE(fields[16].toInt(), 10);
+            ++found;
+        }
+        QVERIFY(found >= 1);
+    }
+#endif
 
     void secondStartIsIgnored()
     {
