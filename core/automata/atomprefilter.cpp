@@ -17,6 +17,17 @@ constexpr int kMaxAtomStates = 60000;
 
 } // namespace
 
+bool AtomPrefilter::suits(const Regex &regex, const PatternInfo &info)
+{
+    // Assertions look outside a window; relaxed DFAs report more than their pattern's atoms cover.
+    if (info.verify || info.maxLength < 0 || info.maxLength > kMaxRadius || regex.usesAssertion(Assertion::FileStart)
+        || regex.usesAssertion(Assertion::FileEnd) || regex.usesAssertion(Assertion::WordBoundary)
+        || regex.usesAssertion(Assertion::NotWordBoundary))
+        return false;
+    const AtomExtractor::Result r = AtomExtractor::extract(regex);
+    return !r.atoms.empty() && r.quality >= kMinQuality;
+}
+
 std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, const PatternCatalog &catalog)
 {
     auto pre = std::make_shared<AtomPrefilter>();
@@ -33,15 +44,8 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
         for (int p : group.patterns) {
             const PatternInfo &info = catalog.patterns[size_t(p)];
             const Regex &regex = rules.patterns[size_t(p)].regex;
-            // Assertions look outside a window; relaxed DFAs report more than their pattern's atoms cover.
-            if (info.verify || info.maxLength < 0 || info.maxLength > kMaxRadius
-                || regex.usesAssertion(Assertion::FileStart) || regex.usesAssertion(Assertion::FileEnd)
-                || regex.usesAssertion(Assertion::WordBoundary) || regex.usesAssertion(Assertion::NotWordBoundary)) {
-                ok = false;
-                break;
-            }
-            AtomExtractor::Result r = AtomExtractor::extract(regex);
-            if (r.atoms.empty() || r.quality < kMinQuality) {
+            AtomExtractor::Result r;
+            if (!suits(regex, info) || (r = AtomExtractor::extract(regex)).atoms.empty()) {
                 ok = false;
                 break;
             }

@@ -10,6 +10,7 @@
 namespace Hitscope {
 
 struct PatternCatalog;
+struct PatternInfo;
 
 /**
  * Lets the CPU engine skip whole passes: for DFA groups whose patterns all have distinctive atoms
@@ -26,6 +27,11 @@ struct AtomPrefilter
     std::vector<int> groupRadius;   ///< per catalog group: its longest match, 0 when the group is scanned whole
 
     bool covers(int group) const { return group < int(groupRadius.size()) && groupRadius[size_t(group)] > 0; }
+
+    /// Whether a pattern can be scanned around its atoms: bounded, exact (not relaxed), no assertions, strong
+    /// atoms. The catalog keeps such patterns in groups of their own, so that one weak pattern does not cost
+    /// a whole group its prefilter.
+    static bool suits(const Regex &regex, const PatternInfo &info);
 
     /// Null when fewer than two groups would be covered (then a pass for the atoms saves nothing).
     static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog);

@@ -154,6 +154,7 @@ struct Candidate
     bool hasSolo = false;
     bool verify = false;  ///< the DFAs hold `relaxed` instead of the pattern
     Regex relaxed;
+    bool atoms = false;   ///< the CPU engine could scan it around its atoms (AtomPrefilter::suits)
 };
 
 struct Chunk
@@ -302,6 +303,10 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             kept.push_back(std::move(c));
     }
     candidates = std::move(kept);
+    // Patterns the CPU engine can scan around atoms are grouped apart from the others: one weak pattern (a
+    // two-byte literal, say) would cost its whole group the prefilter.
+    for (Candidate &c : candidates)
+        c.atoms = AtomPrefilter::suits(rules.patterns[size_t(c.pattern)].regex, catalog.patterns[size_t(c.pattern)]);
 
     // Bounded and unbounded patterns never share a group (they are scanned differently); literals group with
     // literals, sorted so that shared prefixes stay together, and regexes with regexes in rule order.
@@ -313,6 +318,8 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         const Candidate &y = candidates[size_t(b)];
         if (x.bounded != y.bounded)
             return x.bounded;
+        if (x.atoms != y.atoms)
+            return x.atoms;
         if (x.literal != y.literal)
             return x.literal;
         return x.literal && x.key < y.key;
@@ -323,6 +330,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         const Candidate &c = candidates[size_t(i)];
         const bool fresh = chunks.empty() || chunks.back().bounded != c.bounded
             || candidates[size_t(chunks.back().candidates.front())].literal != c.literal
+            || candidates[size_t(chunks.back().candidates.front())].atoms != c.atoms
             || chunkStates + c.estimate > groupBudget;
         if (fresh) {
             chunks.push_back({ {}, c.bounded });
