@@ -143,6 +143,50 @@ std::vector<int> rejectedPatterns(const PatternCatalog &catalog)
     return out;
 }
 
+/// Hits in Hit::operator< order; packed into (offset, pattern) keys when they fit, which sorts millions
+/// of hits about twice as fast as comparing Hits.
+void sortHits(std::vector<Hit> &hits)
+{
+    // Resolving leaves each pattern's hits ascending, so a file's hits are a few sorted runs (one pattern
+    // often holds nearly all of them): merging the runs costs far less than sorting.
+    std::vector<size_t> runs { 0 };
+    for (size_t i = 1; i < hits.size() && runs.size() <= 64; ++i)
+        if (hits[i] < hits[i - 1])
+            runs.push_back(i);
+    if (runs.size() <= 64) {
+        runs.push_back(hits.size());
+        while (runs.size() > 2) {
+            std::vector<size_t> merged { 0 };
+            for (size_t r = 0; r + 2 < runs.size(); r += 2) {
+                std::inplace_merge(hits.begin() + ptrdiff_t(runs[r]), hits.begin() + ptrdiff_t(runs[r + 1]),
+                                   hits.begin() + ptrdiff_t(runs[r + 2]));
+                merged.push_back(runs[r + 2]);
+            }
+            if (runs.size() % 2 == 0) // an odd number of runs: the last one waits for the next round
+                merged.push_back(runs.back());
+            runs = std::move(merged);
+        }
+        return;
+    }
+    constexpr int kPatternBits = 23;
+    const bool packable = std::all_of(hits.begin(), hits.end(), [](const Hit &h) {
+        return h.pattern >= 0 && h.pattern < (1 << kPatternBits) && h.offset >= 0
+            && h.offset < (int64_t(1) << (63 - kPatternBits));
+    });
+    if (!packable) {
+        std::sort(hits.begin(), hits.end());
+        return;
+    }
+    std::vector<std::pair<uint64_t, int64_t>> keys;
+    keys.reserve(hits.size());
+    for (const Hit &h : hits)
+        keys.emplace_back(uint64_t(h.offset) << kPatternBits | uint64_t(h.pattern), h.length);
+    std::sort(keys.begin(), keys.end());
+    for (size_t i = 0; i < keys.size(); ++i)
+        hits[i] = { int(keys[i].first & ((uint64_t(1) << kPatternBits) - 1)), int64_t(keys[i].first >> kPatternBits),
+                    keys[i].second };
+}
+
 } // namespace
 
 Scanner::Scanner(const RuleSet &rules, const PatternCatalog &catalog, Engine &engine)
@@ -211,8 +255,26 @@ void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, in
     parallelFor(numFiles, threads, [&](size_t f) {
         const auto b = byFile.begin() + ptrdiff_t(first[f]);
         const auto e = byFile.begin() + ptrdiff_t(first[f + 1]);
-        if (!std::is_sorted(b, e))
-            std::sort(b, e);
+        if (!std::is_sorted(b, e)) {
+            // Millions of hits in one file (runs of zeros against a hex string, say) sort about twice as fast
+            // packed into one integer each.
+            constexpr int kEndBits = 43;
+            const bool packable = std::all_of(b, e, [](const auto &h) {
+                return h.first < (1u << (63 - kEndBits)) && h.second >= 0 && h.second < (int64_t(1) << kEndBits);
+            });
+            if (packable) {
+                std::vector<uint64_t> keys;
+                keys.reserve(size_t(e - b));
+                for (auto it = b; it != e; ++it)
+                    keys.push_back(uint64_t(it->first) << kEndBits | uint64_t(it->second));
+                std::sort(keys.begin(), keys.end());
+                auto it = b;
+                for (uint64_t k : keys)
+                    *it++ = { uint32_t(k >> kEndBits), int64_t(k & ((uint64_t(1) << kEndBits) - 1)) };
+            } else {
+                std::sort(b, e);
+            }
+        }
         for (size_t i = first[f]; i < first[f + 1];) {
             const uint32_t pattern = byFile[i].first;
             size_t j = i;
@@ -375,7 +437,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 pending.hits.insert(pending.hits.end(), perFile[f].begin(), perFile[f].end());
                 if (!bf.lastChunk)
                     continue;
-                std::sort(pending.hits.begin(), pending.hits.end());
+                sortHits(pending.hits);
                 m_evaluator.evaluate(pending);
                 ++summary.files;
                 summary.bytes += bf.fileSize;
