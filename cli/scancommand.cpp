@@ -17,6 +17,7 @@
 #include "gpu/gpuengine.h"
 #include "report/jsonescape.h"
 #include "report/previewreader.h"
+#include "rules/ruleevaluator.h"
 #include "rules/ruleloader.h"
 #include "scan/scanner.h"
 
@@ -169,6 +170,13 @@ int runScanCommand(const CliArgs &args)
     cb.fileDone = [&](const FileResult &fr) {
         std::string &b = out.buf();
         const QByteArray display = fr.path;
+        if (!args.quietProblems)
+            for (int pid : fr.capped)
+                warn(QStringLiteral("%1: string %2 of rule %3 has more than %4 matches; as yara, only the first %4 "
+                                    "are listed and counted")
+                         .arg(QString::fromLocal8Bit(fr.path), rules.patterns[size_t(pid)].id,
+                              rules.rules[size_t(rules.patterns[size_t(pid)].ruleIndex)].name)
+                         .arg(RuleEvaluator::kMaxStringMatches));
         std::unique_ptr<PreviewReader> preview;
         auto matchData = [&](const Hit &h) {
             if (!preview)

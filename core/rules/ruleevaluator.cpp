@@ -101,6 +101,7 @@ void RuleEvaluator::evaluate(FileResult &file)
     // A YARA string's start may be found from two batches of one file: once is enough.
     hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
     file.rules.clear();
+    file.capped.clear();
     std::fill(m_hit.begin(), m_hit.end(), 0);
     for (const Hit &h : hits) {
         const Pattern &p = m_rules.patterns[size_t(h.pattern)];
@@ -109,7 +110,15 @@ void RuleEvaluator::evaluate(FileResult &file)
             auto &list = m_matches[size_t(p.ruleIndex)];
             if (std::all_of(list.begin(), list.end(), [](const auto &l) { return l.empty(); }))
                 m_touched.push_back(p.ruleIndex);
-            list[size_t(m_localIndex[size_t(h.pattern)])].push_back({ h.offset, h.length });
+            auto &matches = list[size_t(m_localIndex[size_t(h.pattern)])];
+            // YARA stops recording a string after YR_MAX_STRING_MATCHES matches (and warns): its count, its
+            // offsets and its -s lines all stop there, so they do here too.
+            if (matches.size() == size_t(kMaxStringMatches)) {
+                if (file.capped.empty() || file.capped.back() != h.pattern)
+                    file.capped.push_back(h.pattern);
+                continue;
+            }
+            matches.push_back({ h.offset, h.length });
         }
     }
     if (!m_anyYara) {
@@ -144,9 +153,17 @@ void RuleEvaluator::evaluate(FileResult &file)
             file.rules.push_back(int(r));
     }
     // What is shown: hits of list rules, and the public strings of reported YARA rules.
+    std::sort(file.capped.begin(), file.capped.end());
+    file.capped.erase(std::unique(file.capped.begin(), file.capped.end()), file.capped.end());
     std::erase_if(hits, [&](const Hit &h) {
         const Pattern &p = m_rules.patterns[size_t(h.pattern)];
-        return p.yara && (p.isPrivate || !m_result[size_t(p.ruleIndex)]);
+        if (!p.yara)
+            return false;
+        if (p.isPrivate || !m_result[size_t(p.ruleIndex)])
+            return true;
+        // Past the cap: later than the last match kept.
+        const auto &kept = m_matches[size_t(p.ruleIndex)][size_t(m_localIndex[size_t(h.pattern)])];
+        return kept.size() == size_t(kMaxStringMatches) && h.offset > kept.back().offset;
     });
     for (int r : m_touched)
         for (auto &list : m_matches[size_t(r)])

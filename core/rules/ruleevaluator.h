@@ -17,6 +17,9 @@ namespace Hitscope {
 class RuleEvaluator
 {
 public:
+    /// YARA's YR_MAX_STRING_MATCHES: matches of one string in one file past this many are not recorded.
+    static constexpr int kMaxStringMatches = 1000000;
+
     /// `rejectedPatterns`: patterns the engines do not run (the catalog refused them); a YARA rule with one
     /// of them never matches, as its condition cannot be decided.
     explicit RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejectedPatterns = {});

@@ -34,6 +34,9 @@ struct FileResult
     /// YARA rules whose condition holds (private ones and those of a namespace whose global rule failed
     /// are left out). Set by RuleEvaluator.
     std::vector<int> rules;
+    /// YARA strings with more matches than YARA records (RuleEvaluator::kMaxStringMatches): only the first
+    /// ones are listed and counted, as YARA does.
+    std::vector<int> capped;
 };
 
 } // namespace Hitscope

@@ -233,6 +233,7 @@ private Q_SLOTS:
     void randomRulesEqualYara();
     void handWrittenRulesEqualYara();
     void regexDialectEqualsYara();
+    void tooManyMatchesCappedAsYara();
     void badRulesAreRejectedAlone();
     void jsonHasMatchRecords();
 
@@ -351,6 +352,16 @@ rule s8 { strings: $a = /[\x30-\x39]+\.[0-9]+/ $b = /x{0,2}start/ condition: any
 rule s9 { strings: $a = /.{3}/ condition: #a > 2 }
 rule s10 { strings: $a = "A_B" nocase $b = "aa" fullword condition: $a and $b }
 )"));
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+}
+
+void TestYara::tooManyMatchesCappedAsYara()
+{
+    // YARA records at most 1,000,000 matches of a string per file: its count, offsets and -s lines stop there.
+    const QString dir = m_tmp.filePath(QStringLiteral("many"));
+    QVERIFY(writeFile(dir + QStringLiteral("/zeros"), QByteArray(1100000, '\0') + "tail"));
+    const QString rules = m_tmp.filePath(QStringLiteral("many.yar"));
+    QVERIFY(writeFile(rules, "rule zeros { strings: $z = { 00 00 00 00 } $t = \"tail\" condition: #z == 1000000 and @z[1000000] == 999999 and $t }\n"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
 }
 
