@@ -92,6 +92,7 @@ HitsView::HitsView(HitsTableModel *model, QWidget *parent)
     for (auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
         connect(m_proxy, signal, this, &HitsView::updateCount);
     connect(m_proxy, &QAbstractItemModel::modelReset, this, &HitsView::updateCount);
+    connect(m_model, &HitsTableModel::totalChanged, this, &HitsView::updateCount);
     connect(m_proxy, &QAbstractItemModel::layoutChanged, this, &HitsView::updateCount);
 
     auto *bar = new QHBoxLayout;

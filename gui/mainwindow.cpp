@@ -354,7 +354,7 @@ void MainWindow::setupLayout()
     statusBar()->addPermanentWidget(m_progressBar);
     statusBar()->showMessage(tr("Drop folders or files, pick rule sets, then Scan."));
 
-    connect(m_model, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateTabTitles);
+    connect(m_model, &HitsTableModel::totalChanged, this, &MainWindow::updateTabTitles);
     connect(m_model, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);
     connect(m_ruleSummary, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateTabTitles);
     connect(m_ruleSummary, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);

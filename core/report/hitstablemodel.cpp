@@ -166,6 +166,7 @@ void HitsTableModel::appendHits(const QVector<HitRow> &rows)
     m_total += int(rows.size());
     // Rows past what views asked for wait for fetchMore(): a million hits never reach a view at once.
     reveal(std::min(m_total, m_limit));
+    Q_EMIT totalChanged(m_total);
 }
 
 void HitsTableModel::reveal(int upTo)
@@ -194,6 +195,7 @@ void HitsTableModel::clear()
     m_visible = 0;
     m_limit = FetchChunk;
     endResetModel();
+    Q_EMIT totalChanged(0);
 }
 
 } // namespace Hitscope

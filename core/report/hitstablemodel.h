@@ -45,6 +45,10 @@ public Q_SLOTS:
     /// Only when a new scan starts.
     void clear();
 
+Q_SIGNALS:
+    /// totalHits() changed; rowsInserted() does not say so once views stop fetching.
+    void totalChanged(int total);
+
 private:
     void reveal(int upTo);
 

@@ -87,6 +87,20 @@ private Q_SLOTS:
         QCOMPARE(model.index(25009, HitsTableModel::PreviewColumn).data().toString(), QStringLiteral("hit25009"));
     }
 
+    void totalChangedPastWhatViewsFetched()
+    {
+        // Views stop being told of rows past what they fetched; counts shown to the user must still move.
+        HitsTableModel model;
+        QSignalSpy total(&model, &HitsTableModel::totalChanged);
+        model.appendHits(makeRows(0, HitsTableModel::FetchChunk + 5));
+        model.appendHits(makeRows(HitsTableModel::FetchChunk + 5, 7));
+        QCOMPARE(model.rowCount(), int(HitsTableModel::FetchChunk));
+        QCOMPARE(total.count(), 2);
+        QCOMPARE(total.last().at(0).toInt(), HitsTableModel::FetchChunk + 12);
+        model.clear();
+        QCOMPARE(total.last().at(0).toInt(), 0);
+    }
+
     void fetchMoreInChunks()
     {
         HitsTableModel model;
