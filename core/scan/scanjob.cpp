@@ -206,17 +206,27 @@ void ScanJob::Worker::run(const Request &request)
     int filesDone = 0;
     float lastProgress = -1;
     Scanner::Callbacks cb;
+    std::vector<char> listed(rules.rules.size(), 0);
     cb.fileDone = [&](const FileResult &fr) {
         ++filesDone;
-        if (fr.hits.empty())
+        if (fr.hits.empty() && fr.rules.empty())
             return;
         const PreviewReader preview(fr.path);
         rows.reserve(rows.size() + qsizetype(fr.hits.size()));
         for (const Hit &h : fr.hits) {
             const Pattern &p = rules.patterns[size_t(h.pattern)];
+            listed[size_t(p.ruleIndex)] = 1;
             rows.push_back({ fr.path, rules.rules[size_t(p.ruleIndex)].name, p.id, h.offset, h.length,
                              preview.read(h.offset, h.length, kPreviewBytes) });
         }
+        // A YARA rule can match with no string to show (a condition on filesize or header bytes, or only
+        // private strings): one row says so, or the match would be invisible here.
+        for (int r : fr.rules) {
+            if (!listed[size_t(r)] && rules.rules[size_t(r)].isYara())
+                rows.push_back({ fr.path, rules.rules[size_t(r)].name, QStringLiteral("(condition)"), 0, 0, {} });
+        }
+        for (const Hit &h : fr.hits)
+            listed[size_t(rules.patterns[size_t(h.pattern)].ruleIndex)] = 0;
     };
     cb.problem = [&](const FileProblem &p) { post([job, p] { Q_EMIT job->problemFound(p.path, p.reason); }); };
     cb.notice = [&](const QString &n) { post([job, n] { Q_EMIT job->notice(n); }); };

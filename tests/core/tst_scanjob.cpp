@@ -420,7 +420,8 @@ private Q_SLOTS:
     {
         const QString yar = m_tmp.path() + QLatin1String("/conditions.yar");
         QVERIFY(TestUtil::writeFile(yar, "rule holds { strings: $a = \"needle\" condition: $a }\n"
-                                         "rule fails { strings: $b = \"eedl\" condition: #b > 1000000 }\n"));
+                                         "rule fails { strings: $b = \"eedl\" condition: #b > 1000000 }\n"
+                                         "rule sized { condition: filesize >= 0 }\n"));
         ScanJob job;
         Recorder rec(job);
         job.start({ yar }, corpus(), {}, m_params, EngineChoice::Cpu);
@@ -430,11 +431,21 @@ private Q_SLOTS:
         // Both rules' strings match; only the rule whose condition holds shows its hits (the scanner's rule
         // evaluator drops the others' before they reach the job).
         QVERIFY(!rec.rows.isEmpty());
+        QSet<QByteArray> sized;
         for (const HitRow &r : rec.rows) {
+            // A rule that matches with no string to list shows as one row per file.
+            if (r.rule == QLatin1String("sized")) {
+                QCOMPARE(r.string, QStringLiteral("(condition)"));
+                QCOMPARE(r.length, int64_t(0));
+                QVERIFY(!sized.contains(r.path));
+                sized.insert(r.path);
+                continue;
+            }
             QCOMPARE(r.rule, QStringLiteral("holds"));
             QCOMPARE(r.string, QStringLiteral("$a"));
             QCOMPARE(r.preview, QByteArray("needle"));
         }
+        QCOMPARE(sized.size(), rec.finished.at(0).at(0).toInt());
     }
 
 #ifdef Q_OS_LINUX
