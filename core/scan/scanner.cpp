@@ -195,7 +195,6 @@ Scanner::Scanner(const RuleSet &rules, const PatternCatalog &catalog, Engine &en
     , m_engine(engine)
     , m_starts(rules)
     , m_yara(m_starts)
-    , m_evaluator(rules, rejectedPatterns(catalog))
 {
 }
 
@@ -401,6 +400,37 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     // (the engine stays on the calling thread: it may own the GPU device).
     std::thread resolver([&] {
         FileResult pending; // the file whose chunks continue into the next batch
+        std::vector<FileResult> done; // files whose last chunk is in the batch being resolved
+        // One evaluator per thread: each keeps its buffers between files.
+        std::vector<std::unique_ptr<RuleEvaluator>> evaluators;
+        const std::vector<int> rejected = rejectedPatterns(m_catalog);
+        auto finishFiles = [&](std::vector<FileResult> &files, int threads) {
+            size_t hits = 0;
+            for (const FileResult &file : files)
+                hits += file.hits.size();
+            // Below this, starting threads costs more than it saves.
+            if (hits < (size_t(1) << 16))
+                threads = 1;
+            threads = std::max(1, std::min(threads, int(files.size())));
+            while (evaluators.size() < size_t(threads))
+                evaluators.push_back(std::make_unique<RuleEvaluator>(m_rules, rejected));
+            std::atomic<size_t> next { 0 };
+            auto work = [&](int t) {
+                for (size_t i = next++; i < files.size(); i = next++) {
+                    sortHits(files[i].hits);
+                    evaluators[size_t(t)]->evaluate(files[i]);
+                }
+            };
+            if (threads == 1) {
+                work(0);
+                return;
+            }
+            std::vector<std::thread> pool;
+            for (int t = 0; t < threads; ++t)
+                pool.emplace_back(work, t);
+            for (auto &th : pool)
+                th.join();
+        };
         LaunchParams previous = initial;
         std::vector<std::vector<Hit>> perFile;
         auto lastDone = t0;
@@ -437,15 +467,20 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 pending.hits.insert(pending.hits.end(), perFile[f].begin(), perFile[f].end());
                 if (!bf.lastChunk)
                     continue;
-                sortHits(pending.hits);
-                m_evaluator.evaluate(pending);
-                ++summary.files;
-                summary.bytes += bf.fileSize;
-                summary.hits += int64_t(pending.hits.size());
-                if (callbacks.fileDone)
-                    callbacks.fileDone(pending);
+                done.push_back(std::move(pending));
                 pending = {};
             }
+            // Files are independent: their hits are ordered and their rules decided on several threads (a
+            // YARA scan can bring tens of millions of hits), then reported in order.
+            finishFiles(done, params.threads > 0 ? params.threads : int(std::thread::hardware_concurrency()));
+            for (FileResult &file : done) {
+                ++summary.files;
+                summary.bytes += file.size;
+                summary.hits += int64_t(file.hits.size());
+                if (callbacks.fileDone)
+                    callbacks.fileDone(file);
+            }
+            done.clear();
 
             BatchTelemetry &t = result.telemetry;
             t.index = batch->index;

@@ -74,7 +74,6 @@ private:
     Engine &m_engine;
     StartFinder m_starts;
     YaraMatchFinder m_yara;
-    RuleEvaluator m_evaluator;
     std::mutex m_paramsMutex;
     LaunchParams m_params;
     std::atomic_int m_paramsVersion { 0 };
