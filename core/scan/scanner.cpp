@@ -279,9 +279,19 @@ void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, in
             size_t j = i;
             while (j < first[f + 1] && byFile[j].first == pattern)
                 ++j;
-            const size_t piece = m_rules.patterns[pattern].yara ? j - i : kPiece;
-            for (size_t k = i; k < j; k += piece)
-                fileUnits[f].push_back({ uint32_t(f), k, std::min(j, k + piece) });
+            const auto &yara = m_rules.patterns[pattern].yara;
+            // YARA keeps a string's first kMaxStringMatches matches per file. For a fixed-length string the
+            // starts follow the ends, so the ends after the first kMaxStringMatches + 1 of this chunk can never
+            // be among them (the one extra tells the evaluator that the cap was reached): runs of zeros against a
+            // hex string of zeros bring millions.
+            size_t last = j;
+            // (Not for fullword or fixed-offset strings: they drop some of those ends.)
+            if (yara && yara->fixedLength > 0 && !yara->fullword && yara->fixedOffset < 0
+                && !m_catalog.patterns[pattern].verify)
+                last = std::min(j, i + size_t(RuleEvaluator::kMaxStringMatches) + 1);
+            const size_t piece = yara ? last - i : kPiece;
+            for (size_t k = i; k < last; k += piece)
+                fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + piece) });
             i = j;
         }
     });
