@@ -123,6 +123,7 @@ void Batcher::addFile(const FileEntry &entry)
         BatchFile f;
         f.fileIndex = fileIndex;
         f.path = entry.path;
+        f.viaLink = entry.viaLink;
         f.fileSize = size;
         f.ownBegin = pos;
         f.ownEnd = std::min(size, pos + room);
@@ -162,7 +163,8 @@ void Batcher::readBatch()
             BatchFile &f = b.files[i];
             Outcome &o = outcomes[i];
             const int64_t want = f.holdEnd - f.holdBegin;
-            const int fd = ::open(f.path.constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            // O_NOFOLLOW: a file swapped for a link since the walk is not read, unless links were followed.
+            const int fd = ::open(f.path.constData(), O_RDONLY | (f.viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
             struct stat st;
             if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
                 o.error = fd < 0 ? errno : EINVAL;

@@ -30,6 +30,7 @@ struct BatchFile
     bool firstChunk = true;
     bool lastChunk = true;
     bool failed = false;    ///< could not be opened: not scanned, reported as a problem
+    bool viaLink = false;   ///< FileEntry::viaLink: opened through the link
 
     const uint8_t *at(const uint8_t *haystack, int64_t fileOffset) const
     {

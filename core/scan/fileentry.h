@@ -15,6 +15,7 @@ struct FileEntry
 {
     QByteArray path;
     int64_t size = 0;
+    bool viaLink = false; ///< reached through a symbolic link the user asked to follow (-L)
 
     QString displayPath() const;
 };

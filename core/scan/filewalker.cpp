@@ -221,7 +221,7 @@ private:
             problem(path, notRegularReason(now.st_mode));
             return;
         }
-        m_onFile(FileEntry { path, int64_t(now.st_size) });
+        m_onFile(FileEntry { path, int64_t(now.st_size), viaLink });
     }
 
     const WalkOptions &m_options;

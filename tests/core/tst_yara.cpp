@@ -234,6 +234,7 @@ private Q_SLOTS:
     void handWrittenRulesEqualYara();
     void regexDialectEqualsYara();
     void tooManyMatchesCappedAsYara();
+    void linksFollowedWithLAsYara();
     void badRulesAreRejectedAlone();
     void jsonHasMatchRecords();
 
@@ -363,6 +364,18 @@ void TestYara::tooManyMatchesCappedAsYara()
     const QString rules = m_tmp.filePath(QStringLiteral("many.yar"));
     QVERIFY(writeFile(rules, "rule zeros { strings: $z = { 00 00 00 00 } $t = \"tail\" condition: #z == 1000000 and @z[1000000] == 999999 and $t }\n"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+}
+
+void TestYara::linksFollowedWithLAsYara()
+{
+    // yara follows links when it walks a folder; -L does the same here (files and folders alike).
+    const QString dir = m_tmp.filePath(QStringLiteral("links"));
+    QVERIFY(writeFile(dir + QStringLiteral("/sub/real.txt"), "alpha"));
+    QVERIFY(QFile::link(QStringLiteral("sub/real.txt"), dir + QStringLiteral("/link.txt")));
+    QVERIFY(QFile::link(QStringLiteral("sub"), dir + QStringLiteral("/linkdir")));
+    const QString rules = m_tmp.filePath(QStringLiteral("links.yar"));
+    QVERIFY(writeFile(rules, "rule a { strings: $a = \"alpha\" condition: $a }\n"));
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-L") });
 }
 
 void TestYara::badRulesAreRejectedAlone()
