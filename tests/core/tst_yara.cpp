@@ -2,6 +2,7 @@
 // YARA rule files end to end: hitscope-cli's `RULE PATH` and `-s` lines against yara's (Debian's yara is the
 // oracle), on seeded random corpora and rule sets, on the CPU and the GPU engine; and the loader's
 // rejections, one rule at a time.
+#include <QDir>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QStandardPaths>
@@ -235,6 +236,7 @@ private Q_SLOTS:
     void regexDialectEqualsYara();
     void tooManyMatchesCappedAsYara();
     void linksFollowedWithLAsYara();
+    void demoRulesEqualYara();
     void badRulesAreRejectedAlone();
     void jsonHasMatchRecords();
 
@@ -376,6 +378,14 @@ void TestYara::linksFollowedWithLAsYara()
     const QString rules = m_tmp.filePath(QStringLiteral("links.yar"));
     QVERIFY(writeFile(rules, "rule a { strings: $a = \"alpha\" condition: $a }\n"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-L") });
+}
+
+void TestYara::demoRulesEqualYara()
+{
+    // The README promises the bundled demo's YARA rules print what yara prints.
+    const QString demo = QDir::cleanPath(QStringLiteral(TESTS_DATA_DIR "/../../resources/demo"));
+    compare(demo + QStringLiteral("/rules/demo.yar"), demo + QStringLiteral("/files"),
+            { QStringLiteral("--engine"), QStringLiteral("cpu") });
 }
 
 void TestYara::badRulesAreRejectedAlone()
