@@ -11,34 +11,13 @@
 
 #include "automata/atomprefilter.h"
 #include "automata/dfabuilder.h"
+#include "util/parallel.h"
 #include "automata/nfa.h"
 
 namespace Hitscope {
 
 namespace {
 
-/// Runs fn(0..count-1) on up to hardware_concurrency threads; results must go to per-index slots.
-template<typename F>
-void parallelFor(size_t count, F &&fn)
-{
-    const size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
-    if (threads <= 1) {
-        for (size_t i = 0; i < count; ++i)
-            fn(i);
-        return;
-    }
-    std::atomic<size_t> next { 0 };
-    auto worker = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < count;)
-            fn(i);
-    };
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t)
-        pool.emplace_back(worker);
-    worker();
-    for (std::thread &t : pool)
-        t.join();
-}
 
 /// A chain of single-byte or ASCII case-pair sets. Such a pattern alone needs at most length + 1 DFA
 /// states (it is a literal over case-folded bytes), and a group of them at most their total length + 1.
@@ -268,7 +247,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     for (size_t i = 0; i < candidates.size(); ++i)
         if (!candidates[i].literal)
             soloIndex.push_back(i);
-    parallelFor(soloIndex.size(), [&](size_t k) {
+    parallelFor(soloIndex.size(), hardwareThreads(), [&](size_t k, int) {
         Candidate &c = candidates[soloIndex[k]];
         const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
         DfaBuilder::Result r = DfaBuilder::build({ { &exact, c.pattern } }, patternBudget);
@@ -354,7 +333,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         }
         return inputs;
     };
-    parallelFor(chunks.size(), [&](size_t k) {
+    parallelFor(chunks.size(), hardwareThreads(), [&](size_t k, int) {
         std::vector<std::vector<int>> pending { chunks[k].candidates };
         while (!pending.empty()) {
             std::vector<int> part = std::move(pending.back());
@@ -466,7 +445,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
         // far more is given up early rather than built up to the whole budget, which would cost seconds.
         std::vector<DfaBuilder::Result> results(bins.size());
-        parallelFor(bins.size(), [&](size_t k) {
+        parallelFor(bins.size(), hardwareThreads(), [&](size_t k, int) {
             if (bins[k].members.size() > 1)
                 results[k] = DfaBuilder::build(inputsOf(bins[k].candidates),
                                                int(std::min<int64_t>(groupBudget, 16 * bins[k].states + 4096)));

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "automata/atomprefilter.h"
+#include "util/parallel.h"
 
 namespace Hitscope {
 
@@ -327,15 +328,7 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
             }
         }
     };
-    if (threads <= 1 || windows.size() < 2) {
-        worker(0);
-        return;
-    }
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back(worker, t);
-    for (auto &th : pool)
-        th.join();
+    runWorkers(windows.size() < 2 ? 1 : threads, worker);
 }
 
 } // namespace
@@ -405,7 +398,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     }
 
     result.carryOut.assign(batch.files.size() * numUnbounded, 0);
-    int threads = params.threads > 0 ? params.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    int threads = params.threads > 0 ? params.threads : hardwareThreads();
     threads = std::max(1, std::min<int>(threads, int(items.size())));
     std::vector<std::vector<RawHit>> perThread;
     perThread.resize(size_t(threads));
@@ -472,16 +465,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         busyMs[size_t(t)] = msSince(w0);
     };
 
-    if (threads == 1) {
-        worker(0);
-    } else {
-        std::vector<std::thread> pool;
-        pool.reserve(size_t(threads));
-        for (int t = 0; t < threads; ++t)
-            pool.emplace_back(worker, t);
-        for (auto &th : pool)
-            th.join();
-    }
+    runWorkers(threads, worker);
 
     if (pre)
         scanWindows(batch, catalog, *pre, *marks, threads, perThread);

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/parallel.h"
+
 namespace Hitscope {
 
 namespace {
@@ -183,15 +185,7 @@ void Batcher::readBatch()
         }
     };
     const int threads = int(std::min<size_t>(size_t(m_readThreads), std::max<size_t>(1, b.files.size() / 4)));
-    if (threads <= 1) {
-        work();
-    } else {
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t)
-            pool.emplace_back(work);
-        for (auto &th : pool)
-            th.join();
-    }
+    runWorkers(std::max(1, threads), [&](int) { work(); });
 
     // A file that could not be read, or that shrank, ends where its bytes ended.
     bool changed = false;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "scan/batcher.h"
+#include "util/parallel.h"
 
 namespace Hitscope {
 
@@ -70,28 +71,6 @@ struct Scanned
     double engineMs = 0;
 };
 
-// Runs fn(0..count-1) on up to `threads` threads (the calling one included).
-template<typename F>
-void parallelFor(size_t count, int threads, F &&fn)
-{
-    const size_t n = std::min<size_t>(count, size_t(std::max(1, threads)));
-    if (n <= 1) {
-        for (size_t i = 0; i < count; ++i)
-            fn(i);
-        return;
-    }
-    std::atomic<size_t> next { 0 };
-    auto worker = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < count;)
-            fn(i);
-    };
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < n; ++t)
-        pool.emplace_back(worker);
-    worker();
-    for (std::thread &t : pool)
-        t.join();
-}
 
 // Reads bytes for start finding: from the batch when held there, else from the file (only unbounded
 // patterns can start before the chunk).
@@ -251,7 +230,7 @@ void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, in
     };
     constexpr size_t kPiece = 1 << 14;
     std::vector<std::vector<Unit>> fileUnits(numFiles);
-    parallelFor(numFiles, threads, [&](size_t f) {
+    parallelFor(numFiles, threads, [&](size_t f, int) {
         const auto b = byFile.begin() + ptrdiff_t(first[f]);
         const auto e = byFile.begin() + ptrdiff_t(first[f + 1]);
         if (!std::is_sorted(b, e)) {
@@ -308,7 +287,7 @@ void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, in
         });
 
     std::vector<std::vector<Hit>> unitHits(units.size());
-    parallelFor(units.size(), threads, [&](size_t k) {
+    parallelFor(units.size(), threads, [&](size_t k, int) {
         const Unit &unit = units[order[k]];
         const BatchFile &bf = batch.files[unit.file];
         std::unique_ptr<ByteSource> source;
@@ -424,22 +403,10 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             threads = std::max(1, std::min(threads, int(files.size())));
             while (evaluators.size() < size_t(threads))
                 evaluators.push_back(std::make_unique<RuleEvaluator>(m_rules, rejected));
-            std::atomic<size_t> next { 0 };
-            auto work = [&](int t) {
-                for (size_t i = next++; i < files.size(); i = next++) {
-                    sortHits(files[i].hits);
-                    evaluators[size_t(t)]->evaluate(files[i]);
-                }
-            };
-            if (threads == 1) {
-                work(0);
-                return;
-            }
-            std::vector<std::thread> pool;
-            for (int t = 0; t < threads; ++t)
-                pool.emplace_back(work, t);
-            for (auto &th : pool)
-                th.join();
+            parallelFor(files.size(), threads, [&](size_t i, int worker) {
+                sortHits(files[i].hits);
+                evaluators[size_t(worker)]->evaluate(files[i]);
+            });
         };
         LaunchParams previous = initial;
         std::vector<std::vector<Hit>> perFile;
@@ -454,7 +421,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             const LaunchParams &params = job->params;
             BatchResult &result = job->result;
             resolve(*batch, result.hits,
-                    params.threads > 0 ? params.threads : int(std::thread::hardware_concurrency()), perFile);
+                    params.threads > 0 ? params.threads : hardwareThreads(), perFile);
 
             for (const QString &n : result.notices)
                 if (callbacks.notice)
@@ -482,7 +449,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             }
             // Files are independent: their hits are ordered and their rules decided on several threads (a
             // YARA scan can bring tens of millions of hits), then reported in order.
-            finishFiles(done, params.threads > 0 ? params.threads : int(std::thread::hardware_concurrency()));
+            finishFiles(done, params.threads > 0 ? params.threads : hardwareThreads());
             for (FileResult &file : done) {
                 ++summary.files;
                 summary.bytes += file.size;

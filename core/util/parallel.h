@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+namespace Hitscope {
+
+/// Runs fn(worker) for worker 0..threads-1, worker 0 on the calling thread, and waits for all of them.
+template<typename F>
+void runWorkers(int threads, F &&fn)
+{
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+        pool.emplace_back([&fn, t] { fn(t); });
+    fn(0);
+    for (std::thread &th : pool)
+        th.join();
+}
+
+/// Runs fn(i, worker) for i in 0..count-1 on up to `threads` workers taking the next index as they finish;
+/// `worker` (< threads) lets each keep buffers of its own.
+template<typename F>
+void parallelFor(size_t count, int threads, F &&fn)
+{
+    const int n = int(std::min<size_t>(count, size_t(std::max(1, threads))));
+    std::atomic<size_t> next { 0 };
+    runWorkers(std::max(1, n), [&](int worker) {
+        for (size_t i; (i = next.fetch_add(1)) < count;)
+            fn(i, worker);
+    });
+}
+
+/// Threads the machine offers, at least one.
+inline int hardwareThreads()
+{
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+} // namespace Hitscope
