@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -324,6 +325,19 @@ rule at_zero { strings: $m = "MZ" $h = { 4D 5A } condition: $m at 0 and $h }
 global rule not_tiny { condition: filesize > 16 }
 )"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+
+    // -c: one `PATH: N` line per file, N the rules that matched, as yara -c prints (order aside).
+    QByteArray yaraErr, ours;
+    QList<QByteArray> expected = runYara({ QStringLiteral("-c"), QStringLiteral("-r"), rules, dir }, &yaraErr).split('\n');
+    QVERIFY(runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-c"),
+                     QStringLiteral("-r"), rules, dir },
+                   &ours)
+            != 1);
+    QList<QByteArray> got = ours.split('\n');
+    std::sort(expected.begin(), expected.end());
+    std::sort(got.begin(), got.end());
+    QVERIFY(expected.size() > 2);
+    QCOMPARE(got, expected);
 }
 
 void TestYara::regexDialectEqualsYara()
