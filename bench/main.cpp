@@ -43,6 +43,8 @@ void usage()
                "      --batch-bytes N, --segment-bytes N   Hitscope launch parameters\n"
                "      --no-yara, --no-vectorscan           leave a peer out\n"
                "      --no-prefilter   the CPU engine makes a pass per group (no atom prefilter)\n"
+               "      --list-hits      resolve every YARA match as `hitscope-cli -s` does (default: as without -s,\n"
+               "                       strings only counted by their conditions are counted)\n"
                "      --kernel-only    GPU: only the kernel with data resident (for tuning)\n"
                "      --group-states N DFA states at which a merged group stops growing (compile option)\n"
                "      --json FILE      also write the table as JSON\n",
@@ -95,7 +97,7 @@ int main(int argc, char **argv)
     QString yaraRules, jsonOut, dir;
     int threads = QThread::idealThreadCount();
     int repeat = 3;
-    bool yara = true, vectorscan = true, kernelOnly = false, noPrefilter = false;
+    bool yara = true, vectorscan = true, kernelOnly = false, noPrefilter = false, listHits = false;
     LaunchParams params;
     CompileOptions compileOptions;
     const QStringList args = QCoreApplication::arguments();
@@ -123,6 +125,8 @@ int main(int argc, char **argv)
             params.workerGroups = next().toInt();
         else if (a == QLatin1String("--no-prefilter"))
             noPrefilter = true;
+        else if (a == QLatin1String("--list-hits"))
+            listHits = true;
         else if (a == QLatin1String("--no-yara"))
             yara = false;
         else if (a == QLatin1String("--no-vectorscan"))
@@ -237,11 +241,14 @@ int main(int argc, char **argv)
     const PeerResult ours = kernelOnly ? PeerResult {} : best([&] {
         TimedEngine timed(engine);
         Scanner scanner(rules, catalog, timed);
+        scanner.setListHits(listHits);
         int64_t hits = 0;
         std::set<std::pair<int, int>> pairs;
         Scanner::Callbacks cb;
         cb.fileDone = [&](const FileResult &fr) {
             hits += int64_t(fr.hits.size());
+            for (const auto &c : fr.counts)
+                hits += c.second;
             for (int r : fr.rules)
                 pairs.insert({ r, fr.fileIndex });
         };

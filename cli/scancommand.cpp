@@ -162,6 +162,8 @@ int runScanCommand(const CliArgs &args)
     if (!args.segmentBytesSet)
         params.segmentBytes = engine.preferredSegmentBytes();
     Scanner scanner(rules, catalog, engine);
+    // Rule names and counts need no match offsets: strings only counted by their conditions are counted.
+    scanner.setListHits(args.json || (args.printStrings && !args.countOnly));
     g_scanner = &scanner;
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);

@@ -26,6 +26,9 @@ struct ConditionContext
     /// Matches of each string of the rule, in declaration order of the strings, each ascending by offset
     /// (private strings included: conditions see them).
     const std::vector<std::vector<StringMatch>> *strings = nullptr;
+    /// Optional, per string as `strings`: its number of matches when only that was recorded (its list in
+    /// `strings` is then empty), -1 when its matches are listed. See Condition::stringsNeedingOffsets().
+    const std::vector<int64_t> *counts = nullptr;
     /// Whether the rule with this RuleSet index matched the file (rules are evaluated in declaration
     /// order; a condition only refers to rules declared before its own).
     std::function<bool(int rule)> ruleMatched;
@@ -40,6 +43,9 @@ class Condition
 public:
     virtual ~Condition() = default;
     virtual bool evaluate(const ConditionContext &context) const = 0;
+    /// Per rule-local string: whether the condition may read where its matches are (`$a at`, `$a in`, `@a[i]`,
+    /// `!a[i]`). The others are only tested for existence or counted, so a count may stand for their matches.
+    virtual std::vector<bool> stringsNeedingOffsets(size_t strings) const { return std::vector<bool>(strings, true); }
 };
 
 using ConditionPtr = std::shared_ptr<const Condition>;

@@ -47,6 +47,16 @@ struct ConditionProgram::State
             return noMatches();
         return (*all)[size_t(index)];
     }
+
+    /// Number of matches: listed, or only counted (ConditionContext::counts).
+    int64_t count(int32_t ref) const
+    {
+        const int64_t index = ref >= 0 ? ref : slots[-ref - 1];
+        const auto *counts = context.counts;
+        if (counts && index >= 0 && uint64_t(index) < counts->size() && (*counts)[size_t(index)] >= 0)
+            return (*counts)[size_t(index)];
+        return int64_t(matches(ref).size());
+    }
 };
 
 ConditionProgram::ConditionProgram(std::vector<Node> nodes, std::vector<int32_t> lists, int32_t root)
@@ -54,6 +64,29 @@ ConditionProgram::ConditionProgram(std::vector<Node> nodes, std::vector<int32_t>
     , m_lists(std::move(lists))
     , m_root(root)
 {
+}
+
+std::vector<bool> ConditionProgram::stringsNeedingOffsets(size_t strings) const
+{
+    std::vector<bool> needed(strings, false);
+    auto mark = [&](int64_t index) {
+        if (index >= 0 && uint64_t(index) < strings)
+            needed[size_t(index)] = true;
+    };
+    for (const Node &n : m_nodes) {
+        if (n.op != Op::FoundAt && n.op != Op::FoundIn && n.op != Op::Offset && n.op != Op::Length)
+            continue;
+        if (n.b >= 0) {
+            mark(n.b);
+            continue;
+        }
+        // A string bound by a for-of loop: any string of the loops that bind that slot.
+        for (const Node &loop : m_nodes)
+            if (loop.op == Op::ForOf && loop.imm == -n.b - 1)
+                for (int32_t k = 0; k < loop.c; ++k)
+                    mark(m_lists[size_t(loop.b + k)]);
+    }
+    return needed;
 }
 
 bool ConditionProgram::evaluate(const ConditionContext &context) const
@@ -92,9 +125,9 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     case Op::LoopVar:
         return state.slots[n.imm];
     case Op::Found:
-        return truth(!state.matches(n.b).empty());
+        return truth(state.count(n.b) > 0);
     case Op::Count:
-        return int64_t(state.matches(n.b).size());
+        return state.count(n.b);
     case Op::FoundAt: {
         const int64_t at = eval(n.a, state);
         if (at == U)
@@ -129,7 +162,7 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         const int64_t enough = q == U ? int64_t(n.c) : (q <= 0 ? 1 : q);
         int64_t found = 0;
         for (int32_t k = 0; k < n.c && found < enough; ++k)
-            found += state.matches(m_lists[size_t(n.b + k)]).empty() ? 0 : 1;
+            found += state.count(m_lists[size_t(n.b + k)]) > 0 ? 1 : 0;
         const int64_t count = n.c;
         if (q == U)
             return truth(found >= count);

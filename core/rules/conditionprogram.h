@@ -87,6 +87,7 @@ public:
     bool evaluate(const ConditionContext &context) const override;
     /// The condition's raw value (Undefined included): what YARA leaves on its stack before MATCH_RULE.
     int64_t value(const ConditionContext &context) const;
+    std::vector<bool> stringsNeedingOffsets(size_t strings) const override;
 
     const std::vector<Node> &nodes() const { return m_nodes; }
     int32_t root() const { return m_root; }

@@ -89,6 +89,9 @@ RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejec
         m_namespace[r] = it->second;
         m_matches[r].resize(rule.patterns.size());
     }
+    m_counts.resize(rules.rules.size());
+    for (size_t r = 0; r < rules.rules.size(); ++r)
+        m_counts[r].assign(m_matches[r].size(), -1);
     m_namespaces = int(namespaces.size());
     m_result.assign(rules.rules.size(), 0);
     m_hit.assign(rules.rules.size(), 0);
@@ -121,6 +124,18 @@ void RuleEvaluator::evaluate(FileResult &file)
             matches.push_back({ h.offset, h.length });
         }
     }
+    for (const auto &[pattern, count] : file.counts) {
+        const Pattern &p = m_rules.patterns[size_t(pattern)];
+        m_hit[size_t(p.ruleIndex)] = 1;
+        if (!p.yara)
+            continue;
+        if (std::all_of(m_matches[size_t(p.ruleIndex)].begin(), m_matches[size_t(p.ruleIndex)].end(),
+                        [](const auto &l) { return l.empty(); }))
+            m_touched.push_back(p.ruleIndex);
+        m_counts[size_t(p.ruleIndex)][size_t(m_localIndex[size_t(pattern)])] = std::min<int64_t>(count, kMaxStringMatches);
+        if (count > kMaxStringMatches)
+            file.capped.push_back(pattern);
+    }
     if (!m_anyYara) {
         for (size_t r = 0; r < m_rules.rules.size(); ++r)
             if (m_hit[r])
@@ -141,6 +156,7 @@ void RuleEvaluator::evaluate(FileResult &file)
             continue;
         }
         context.strings = &m_matches[r];
+        context.counts = &m_counts[r];
         m_result[r] = !m_disabled[r] && rule.condition->evaluate(context) ? 1 : 0;
         if (!m_result[r] && rule.isGlobal)
             m_failedGlobal[size_t(m_namespace[r])] = 1;
@@ -165,9 +181,16 @@ void RuleEvaluator::evaluate(FileResult &file)
         const auto &kept = m_matches[size_t(p.ruleIndex)][size_t(m_localIndex[size_t(h.pattern)])];
         return kept.size() == size_t(kMaxStringMatches) && h.offset > kept.back().offset;
     });
-    for (int r : m_touched)
+    std::erase_if(file.counts, [&](std::pair<int, int64_t> &c) {
+        const Pattern &p = m_rules.patterns[size_t(c.first)];
+        c.second = std::min<int64_t>(c.second, kMaxStringMatches);
+        return p.yara && (p.isPrivate || !m_result[size_t(p.ruleIndex)]);
+    });
+    for (int r : m_touched) {
         for (auto &list : m_matches[size_t(r)])
             list.clear();
+        std::fill(m_counts[size_t(r)].begin(), m_counts[size_t(r)].end(), -1);
+    }
     m_touched.clear();
 }
 

@@ -25,7 +25,8 @@ public:
     explicit RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejectedPatterns = {});
 
     /// `file.hits` sorted (Hit::operator<); fills `file.rules` and filters `file.hits`. Reads the file
-    /// (through `file.path`) only where a condition reads its bytes.
+    /// (through `file.path`) only where a condition reads its bytes. Strings in `file.counts` count as that
+    /// many matches (capped as YARA caps them).
     void evaluate(FileResult &file);
 
 private:
@@ -36,6 +37,7 @@ private:
     bool m_anyYara = false;
     // Buffers kept between files.
     std::vector<std::vector<std::vector<StringMatch>>> m_matches; ///< per rule, per string
+    std::vector<std::vector<int64_t>> m_counts; ///< per rule, per string: counted matches, or -1 (listed)
     std::vector<int> m_touched;     ///< rules whose m_matches are not empty
     std::vector<char> m_result;     ///< per rule: the condition held
     std::vector<char> m_hit;        ///< per rule: a pattern hit (list rules)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <QByteArray>
@@ -37,6 +38,10 @@ struct FileResult
     /// YARA strings with more matches than YARA records (RuleEvaluator::kMaxStringMatches): only the first
     /// ones are listed and counted, as YARA does.
     std::vector<int> capped;
+    /// YARA strings whose matches were counted instead of listed (Scanner::setListHits(false)): pattern and
+    /// number of matches, ascending by pattern; after RuleEvaluator, as `hits`: only reported rules' public
+    /// strings, at most RuleEvaluator::kMaxStringMatches each. Their matches are not in `hits`.
+    std::vector<std::pair<int, int64_t>> counts;
 };
 
 } // namespace Hitscope

@@ -166,6 +166,23 @@ void sortHits(std::vector<Hit> &hits)
                     keys[i].second };
 }
 
+/// Adds a chunk's counted matches to its file's (both ascending by pattern).
+void addCounts(std::vector<std::pair<int, int64_t>> &total, const std::vector<std::pair<int, int64_t>> &chunk)
+{
+    if (total.empty()) {
+        total = chunk;
+        return;
+    }
+    for (const auto &[pattern, n] : chunk) {
+        const auto it = std::lower_bound(total.begin(), total.end(), std::make_pair(pattern, int64_t(0)),
+                                         [](const auto &a, const auto &b) { return a.first < b.first; });
+        if (it != total.end() && it->first == pattern)
+            it->second += n;
+        else
+            total.insert(it, { pattern, n });
+    }
+}
+
 } // namespace
 
 Scanner::Scanner(const RuleSet &rules, const PatternCatalog &catalog, Engine &engine)
@@ -197,25 +214,75 @@ void Scanner::cancel()
     m_cancel = true;
 }
 
+void Scanner::setListHits(bool list)
+{
+    m_countSlot.assign(m_rules.patterns.size(), 0);
+    m_countedPatterns = 0;
+    if (list)
+        return;
+    std::vector<std::vector<bool>> located(m_rules.rules.size());
+    for (size_t r = 0; r < m_rules.rules.size(); ++r)
+        if (m_rules.rules[r].condition)
+            located[r] = m_rules.rules[r].condition->stringsNeedingOffsets(m_rules.rules[r].patterns.size());
+    for (size_t p = 0; p < m_rules.patterns.size(); ++p) {
+        const Pattern &pattern = m_rules.patterns[p];
+        const auto &yara = pattern.yara;
+        // Each end of a fixed-length string is one match, owned by one chunk: the ends are the matches. Not
+        // so for fullword or fixed-offset strings (some ends are dropped) or relaxed (verified) DFAs.
+        if (!yara || yara->fixedLength <= 0 || yara->fullword || yara->fixedOffset >= 0
+            || p >= m_catalog.patterns.size() || m_catalog.patterns[p].verify || m_catalog.patterns[p].group < 0)
+            continue;
+        const Rule &rule = m_rules.rules[size_t(pattern.ruleIndex)];
+        const auto local = std::find(rule.patterns.begin(), rule.patterns.end(), int(p)) - rule.patterns.begin();
+        const auto &needs = located[size_t(pattern.ruleIndex)];
+        if (size_t(local) < needs.size() && !needs[size_t(local)])
+            m_countSlot[p] = ++m_countedPatterns;
+    }
+}
+
 void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, int threads,
-                      std::vector<std::vector<Hit>> &perFile)
+                      std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts)
 {
     const size_t numFiles = batch.files.size();
     perFile.assign(numFiles, {});
+    counts.assign(numFiles, {});
     if (threads <= 1 || raw.size() < 4096)
         threads = 1;
 
+    // Counted strings' ends are only counted, per file (see setListHits). Engines report a pattern's ends in
+    // runs (one walk at a time), so runs are counted first and only the runs are sorted.
+    auto isCounted = [&](const RawHit &h) { return m_countedPatterns > 0 && m_countSlot[h.pattern] != 0; };
+    std::vector<std::pair<uint64_t, int64_t>> runs;
+
     // (pattern, end) grouped by file with a counting sort: engines report hits in no particular order.
     std::vector<size_t> first(numFiles + 1, 0);
-    for (const RawHit &h : raw)
-        ++first[h.batchFile + 1];
+    for (const RawHit &h : raw) {
+        if (!isCounted(h)) {
+            ++first[h.batchFile + 1];
+            continue;
+        }
+        const uint64_t key = uint64_t(h.batchFile) << 32 | h.pattern;
+        if (runs.empty() || runs.back().first != key)
+            runs.emplace_back(key, 0);
+        ++runs.back().second;
+    }
     for (size_t f = 0; f < numFiles; ++f)
         first[f + 1] += first[f];
-    std::vector<std::pair<uint32_t, int64_t>> byFile(raw.size());
+    std::vector<std::pair<uint32_t, int64_t>> byFile(first[numFiles]);
     {
         std::vector<size_t> fill(first.begin(), first.end() - 1);
         for (const RawHit &h : raw)
-            byFile[fill[h.batchFile]++] = { h.pattern, h.end };
+            if (!isCounted(h))
+                byFile[fill[h.batchFile]++] = { h.pattern, h.end };
+    }
+    std::sort(runs.begin(), runs.end());
+    for (const auto &[key, n] : runs) {
+        auto &c = counts[size_t(key >> 32)];
+        const int pattern = int(key & 0xffffffffu);
+        if (!c.empty() && c.back().first == pattern)
+            c.back().second += n;
+        else
+            c.emplace_back(pattern, n);
     }
 
     // Units of work: the ends of one pattern in one file, ascending (walks back from the ends of one long run
@@ -410,6 +477,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         };
         LaunchParams previous = initial;
         std::vector<std::vector<Hit>> perFile;
+        std::vector<std::vector<std::pair<int, int64_t>>> perFileCounts;
         auto lastDone = t0;
         while (auto job = scanned.pop()) {
             std::unique_ptr<FileBatch> batch = std::move(job->batch);
@@ -421,7 +489,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             const LaunchParams &params = job->params;
             BatchResult &result = job->result;
             resolve(*batch, result.hits,
-                    params.threads > 0 ? params.threads : hardwareThreads(), perFile);
+                    params.threads > 0 ? params.threads : hardwareThreads(), perFile, perFileCounts);
 
             for (const QString &n : result.notices)
                 if (callbacks.notice)
@@ -442,6 +510,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 }
                 pending.size = bf.fileSize;
                 pending.hits.insert(pending.hits.end(), perFile[f].begin(), perFile[f].end());
+                addCounts(pending.counts, perFileCounts[f]);
                 if (!bf.lastChunk)
                     continue;
                 done.push_back(std::move(pending));
@@ -454,6 +523,8 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 ++summary.files;
                 summary.bytes += file.size;
                 summary.hits += int64_t(file.hits.size());
+                for (const auto &c : file.counts)
+                    summary.hits += c.second;
                 if (callbacks.fileDone)
                     callbacks.fileDone(file);
             }

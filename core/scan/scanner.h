@@ -63,11 +63,17 @@ public:
     void setParams(const LaunchParams &params);
     /// Thread-safe; the scan stops after the batch in flight.
     void cancel();
+    /// Whether callers see each hit (the default). Without it, only the rules matched (and the hits of list
+    /// rules) are needed: a YARA string whose matches no condition locates (see
+    /// Condition::stringsNeedingOffsets) and whose length is fixed is counted per file (FileResult::counts)
+    /// instead of having each match resolved, ordered and listed; millions of matches of a string like
+    /// `{ 00 00 00 00 }` cost a count. Set before run().
+    void setListHits(bool list);
 
 private:
     LaunchParams currentParams();
     void resolve(const FileBatch &batch, const std::vector<RawHit> &raw, int threads,
-                 std::vector<std::vector<Hit>> &perFile);
+                 std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts);
 
     const RuleSet &m_rules;
     const PatternCatalog &m_catalog;
@@ -78,6 +84,9 @@ private:
     LaunchParams m_params;
     std::atomic_int m_paramsVersion { 0 };
     std::atomic_bool m_cancel { false };
+    /// Per pattern: its matches are counted, not listed (setListHits(false)); index among the counted ones + 1.
+    std::vector<uint32_t> m_countSlot;
+    uint32_t m_countedPatterns = 0;
 };
 
 } // namespace Hitscope

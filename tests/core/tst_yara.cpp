@@ -271,6 +271,17 @@ void TestYara::compare(const QString &rules, const QString &dir, const QStringLi
     QVERIFY2(!expected.empty(), qPrintable(QStringLiteral("yara matched nothing: the case tests nothing; yara said: ")
                                            + QString::fromUtf8(yaraErr)));
     QVERIFY2(expected == got, qPrintable(describe(expected, got) + QStringLiteral("\nstderr: ") + QString::fromUtf8(err)));
+
+    // Without -s only the rules are printed, and strings that conditions only count are counted, not listed:
+    // the same `RULE PATH` lines.
+    QList<QByteArray> yaraRules = runYara({ QStringLiteral("-r"), rules, dir }, &yaraErr).split('\n');
+    args.removeOne(QStringLiteral("-s"));
+    QByteArray oursRules;
+    QVERIFY2(runCli(args, &oursRules, &err) != 1, err.constData());
+    QList<QByteArray> gotRules = oursRules.split('\n');
+    std::sort(yaraRules.begin(), yaraRules.end());
+    std::sort(gotRules.begin(), gotRules.end());
+    QCOMPARE(gotRules, yaraRules);
 }
 
 void TestYara::randomRulesEqualYara_data()
@@ -378,7 +389,11 @@ void TestYara::tooManyMatchesCappedAsYara()
     const QString dir = m_tmp.filePath(QStringLiteral("many"));
     QVERIFY(writeFile(dir + QStringLiteral("/zeros"), QByteArray(1100000, '\0') + "tail"));
     const QString rules = m_tmp.filePath(QStringLiteral("many.yar"));
-    QVERIFY(writeFile(rules, "rule zeros { strings: $z = { 00 00 00 00 } $t = \"tail\" condition: #z == 1000000 and @z[1000000] == 999999 and $t }\n"));
+    // `zeros` reads offsets, so its matches are listed; `counted` only counts them (without -s they are counted,
+    // not listed), `over` sees the capped count too.
+    QVERIFY(writeFile(rules, "rule zeros { strings: $z = { 00 00 00 00 } $t = \"tail\" condition: #z == 1000000 and @z[1000000] == 999999 and $t }\n"
+                             "rule counted { strings: $z = { 00 00 00 00 } condition: #z == 1000000 }\n"
+                             "rule over { strings: $z = { 00 00 00 } condition: #z > 1000000 }\n"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
 }
 

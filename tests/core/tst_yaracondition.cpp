@@ -140,12 +140,25 @@ bool compileOurs(yaramod::Yaramod &yaramod, const std::string &source, std::vect
 }
 
 /// Evaluates our compiled rules in order against the matches libyara found.
+/// `counted`: the strings whose offsets the condition does not read (Condition::stringsNeedingOffsets) are
+/// given as counts only, as Scanner does when hits are not listed.
 std::vector<int64_t> evaluateOurs(const std::vector<OurRule> &ours, const OracleResult &oracle, const QByteArray &data,
-                                  std::vector<bool> *matched)
+                                  std::vector<bool> *matched, bool counted = false)
 {
     std::vector<int64_t> values;
     matched->clear();
     for (size_t k = 0; k < ours.size(); ++k) {
+        std::vector<std::vector<StringMatch>> lists = oracle.rules[k].strings;
+        std::vector<int64_t> counts(lists.size(), -1);
+        if (counted && ours[k].condition) {
+            const std::vector<bool> located = ours[k].condition->stringsNeedingOffsets(lists.size());
+            for (size_t i = 0; i < lists.size(); ++i) {
+                if (located[i])
+                    continue;
+                counts[i] = int64_t(lists[i].size());
+                lists[i].clear();
+            }
+        }
         ConditionContext context;
         context.fileSize = data.size();
         context.read = [&data](int64_t offset, int size, uint8_t *out) {
@@ -154,7 +167,8 @@ std::vector<int64_t> evaluateOurs(const std::vector<OurRule> &ours, const Oracle
             memcpy(out, data.constData() + offset, size_t(size));
             return true;
         };
-        context.strings = &oracle.rules[k].strings;
+        context.strings = &lists;
+        context.counts = &counts;
         context.ruleMatched = [matched](int rule) { return rule >= 0 && size_t(rule) < matched->size() && (*matched)[size_t(rule)]; };
         const auto *program = dynamic_cast<const ConditionProgram *>(ours[k].condition.get());
         const int64_t v = program ? program->value(context) : ConditionProgram::Undefined;
@@ -462,6 +476,16 @@ private:
                                     .arg(values[k])
                                     .arg(QString::fromStdString(source), hex(data))));
         }
+        // Strings whose offsets the condition never reads may be given as counts: the same values.
+        std::vector<bool> matchedCounted;
+        const std::vector<int64_t> countedValues = evaluateOurs(ours, oracle, data, &matchedCounted, true);
+        for (size_t k = 0; k < ours.size(); ++k)
+            QVERIFY2(countedValues[k] == values[k] && matchedCounted[k] == matched[k],
+                     qPrintable(QStringLiteral("%1: rule %2 with counted strings: value %3, listed %4\n%5")
+                                    .arg(label, QString::fromStdString(ours[k].name))
+                                    .arg(countedValues[k])
+                                    .arg(values[k])
+                                    .arg(QString::fromStdString(source))));
     }
 
 private Q_SLOTS:
@@ -477,6 +501,8 @@ private Q_SLOTS:
     void unusedStringRefused();
     void fixedOffsets_data();
     void fixedOffsets();
+    void offsetsNeeded_data();
+    void offsetsNeeded();
     void ruleReferences();
     void stringOrderFollowsDeclaration();
     void randomConditions();
@@ -777,6 +803,37 @@ void TestYaraCondition::fixedOffsets()
             seen.push_back(m.offset);
         QCOMPARE(seen, expected);
     }
+}
+
+void TestYaraCondition::offsetsNeeded_data()
+{
+    QTest::addColumn<QString>("condition");
+    QTest::addColumn<QString>("located"); // per string ($a, $b): 1 when the condition reads its offsets
+    QTest::newRow("found and counted") << "$a and #b > 1" << "00";
+    QTest::newRow("of") << "2 of them" << "00";
+    QTest::newRow("at") << "$a at 0 and $b" << "10";
+    QTest::newRow("in") << "$b in (0..10) and $a" << "01";
+    QTest::newRow("offset") << "@a[1] < 5 and $b" << "10";
+    QTest::newRow("length") << "!b[1] == 2 and $a" << "01";
+    QTest::newRow("loop over indexes") << "for all i in (1..#a) : (@a[i] > 0) and $b" << "10";
+    QTest::newRow("for-of counting") << "for any of them : (# > 1)" << "00";
+    QTest::newRow("for-of at") << "for any of ($b) : ($ at 5) and $a" << "01";
+    QTest::newRow("for-of offset") << "for all of them : (@[1] >= 0)" << "11";
+}
+
+void TestYaraCondition::offsetsNeeded()
+{
+    QFETCH(QString, condition);
+    QFETCH(QString, located);
+    const std::string source = "rule t { strings: $a = \"ab\" $b = \"cd\" condition: " + condition.toStdString() + " }\n";
+    compareFile(source, QByteArray("abab_cdab_cd"), true, condition);
+    std::istringstream in(source);
+    auto file = m_yaramod.parseStream(in);
+    QString why;
+    const ConditionPtr c = YaraConditionCompiler::compile(*file->getRules()[0], {}, &why);
+    QVERIFY2(c, qPrintable(why));
+    const std::vector<bool> needs = c->stringsNeedingOffsets(2);
+    QCOMPARE(QStringLiteral("%1%2").arg(int(needs[0])).arg(int(needs[1])), located);
 }
 
 void TestYaraCondition::ruleReferences()
