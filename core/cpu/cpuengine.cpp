@@ -36,6 +36,9 @@ struct Walk
     int64_t ownEnd = 0;
     uint32_t state = 0;
     uint32_t batchFile = 0;
+    // A counted pattern's run of ends, reported as one RawCount when another pattern or the walk's end comes.
+    uint32_t countedPattern = UINT32_MAX;
+    int64_t counted = 0;
 };
 
 struct Event
@@ -97,11 +100,14 @@ private:
 class DfaWalker
 {
 public:
-    DfaWalker(const Dfa &dfa, std::vector<RawHit> &hits, AtomMarks *marks = nullptr)
+    DfaWalker(const Dfa &dfa, std::vector<RawHit> &hits, std::vector<RawCount> &counts, const uint8_t *counted,
+              AtomMarks *marks = nullptr)
         : m_dfa(dfa)
         , m_table(dfa.transitions.data())
         , m_classes(dfa.byteClass.data())
         , m_hits(hits)
+        , m_counts(counts)
+        , m_counted(counted)
         , m_marks(marks)
     {
     }
@@ -148,6 +154,7 @@ public:
                 Walk &w = walks[lane[k]];
                 if (w.pos == w.end) {
                     finish(w);
+                    flushCount(w);
                     lane[k] = next < count ? next++ : -1;
                 }
             }
@@ -158,6 +165,7 @@ public:
             Walk &w = walks[lane[k]];
             run(w, w.end);
             finish(w);
+            flushCount(w);
         }
     }
 
@@ -197,7 +205,7 @@ public:
     }
 
     // Matches decided only at the end of the file ($, trailing \b).
-    void reportEof(const Walk &w, int64_t fileSize)
+    void reportEof(Walk &w, int64_t fileSize)
     {
         const int64_t end = fileSize - 1;
         if (end < w.ownBegin || end >= w.ownEnd)
@@ -206,12 +214,33 @@ public:
         for (uint32_t i = m_dfa.acceptIndex[st]; i < m_dfa.acceptIndex[st + 1]; ++i) {
             const uint32_t e = m_dfa.acceptEntries[i];
             if (Dfa::entryKind(e) == Dfa::Eof)
-                m_hits.push_back({ w.batchFile, Dfa::entryPattern(e), end });
+                add(w, Dfa::entryPattern(e), end);
         }
     }
 
 private:
-    void report(const Walk &w, int64_t pos, uint32_t premultiplied)
+    void add(Walk &w, uint32_t pattern, int64_t end)
+    {
+        if (!m_counted || !m_counted[pattern]) {
+            m_hits.push_back({ w.batchFile, pattern, end });
+            return;
+        }
+        if (w.countedPattern != pattern) {
+            flushCount(w);
+            w.countedPattern = pattern;
+        }
+        ++w.counted;
+    }
+
+    void flushCount(Walk &w)
+    {
+        if (w.counted > 0)
+            m_counts.push_back({ w.batchFile, w.countedPattern, w.counted });
+        w.counted = 0;
+        w.countedPattern = UINT32_MAX;
+    }
+
+    void report(Walk &w, int64_t pos, uint32_t premultiplied)
     {
         const uint32_t st = premultiplied / m_dfa.numClasses;
         if (m_marks) [[unlikely]] {
@@ -227,7 +256,7 @@ private:
                 continue;
             const int64_t end = kind == Dfa::Now ? pos : pos - 1;
             if (end >= w.ownBegin && end < w.ownEnd)
-                m_hits.push_back({ w.batchFile, Dfa::entryPattern(e), end });
+                add(w, Dfa::entryPattern(e), end);
         }
     }
 
@@ -235,6 +264,8 @@ private:
     const uint32_t *m_table;
     const uint8_t *m_classes;
     std::vector<RawHit> &m_hits;
+    std::vector<RawCount> &m_counts;
+    const uint8_t *m_counted; ///< per pattern, or null
     AtomMarks *m_marks;
 };
 
@@ -253,7 +284,8 @@ constexpr int kAtomPass = -1;
 
 /// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
 void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
-                 const AtomMarks &marks, int threads, std::vector<std::vector<RawHit>> &perThread)
+                 const AtomMarks &marks, int threads, const uint8_t *counted,
+                 std::vector<std::vector<RawHit>> &perThread, std::vector<std::vector<RawCount>> &perThreadCounts)
 {
     constexpr int64_t kBlock = int64_t(1) << AtomMarks::kBlockShift;
     struct Window
@@ -323,7 +355,7 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
                     w.data = bf.at(haystack, win.begin);
                     walks.push_back(w);
                 }
-                DfaWalker walker(dfa, perThread[size_t(t)]);
+                DfaWalker walker(dfa, perThread[size_t(t)], perThreadCounts[size_t(t)], counted);
                 walker.runQueue<kLanes>(walks.data(), int(walks.size()), [](Walk &) {});
             }
         }
@@ -336,6 +368,13 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
 QString CpuEngine::name() const
 {
     return QStringLiteral("cpu");
+}
+
+void CpuEngine::setCountedPatterns(const std::vector<bool> &counted)
+{
+    m_counted.assign(counted.begin(), counted.end());
+    if (std::find(m_counted.begin(), m_counted.end(), 1) == m_counted.end())
+        m_counted.clear();
 }
 
 bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
@@ -400,8 +439,10 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     result.carryOut.assign(batch.files.size() * numUnbounded, 0);
     int threads = params.threads > 0 ? params.threads : hardwareThreads();
     threads = std::max(1, std::min<int>(threads, int(items.size())));
-    std::vector<std::vector<RawHit>> perThread;
-    perThread.resize(size_t(threads));
+    std::vector<std::vector<RawHit>> perThread(static_cast<size_t>(threads));
+    std::vector<std::vector<RawCount>> perThreadCounts(static_cast<size_t>(threads));
+    // Patterns of another catalog than the one counted for are not counted.
+    const uint8_t *counted = m_counted.size() == catalog.patterns.size() ? m_counted.data() : nullptr;
     std::vector<double> busyMs(size_t(threads), 0);
     std::atomic<size_t> next { 0 };
 
@@ -413,7 +454,8 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
             const Item &item = items[i];
             const bool atomPass = item.group == kAtomPass;
             const Dfa &dfa = atomPass ? pre->dfa : catalog.groups[size_t(item.group)].dfa;
-            DfaWalker scanner(dfa, hits, atomPass ? marks.get() : nullptr);
+            DfaWalker scanner(dfa, hits, perThreadCounts[size_t(t)], atomPass ? nullptr : counted,
+                              atomPass ? marks.get() : nullptr);
             if (item.firstSegment < 0) {
                 walks.clear();
                 for (int k = 0; k < item.count; ++k) {
@@ -468,7 +510,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     runWorkers(threads, worker);
 
     if (pre)
-        scanWindows(batch, catalog, *pre, *marks, threads, perThread);
+        scanWindows(batch, catalog, *pre, *marks, threads, counted, perThread, perThreadCounts);
 
     size_t total = 0;
     for (const auto &v : perThread)
@@ -477,6 +519,9 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     result.hits.reserve(total);
     for (auto &v : perThread)
         result.hits.insert(result.hits.end(), v.begin(), v.end());
+    result.counts.clear();
+    for (auto &v : perThreadCounts)
+        result.counts.insert(result.counts.end(), v.begin(), v.end());
 
     BatchTelemetry &t = result.telemetry;
     t.engine = name();
@@ -491,6 +536,8 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         busy += b;
     t.occupancy = t.wallMs > 0 ? std::min(1.0, busy / (t.wallMs * threads)) : 0;
     t.hits = int64_t(result.hits.size());
+    for (const RawCount &c : result.counts)
+        t.hits += c.count;
     return true;
 }
 

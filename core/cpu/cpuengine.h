@@ -14,8 +14,12 @@ class CpuEngine : public Engine
 {
 public:
     QString name() const override;
+    void setCountedPatterns(const std::vector<bool> &counted) override;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
+
+private:
+    std::vector<uint8_t> m_counted; ///< per pattern; empty: none counted
 };
 
 } // namespace Hitscope

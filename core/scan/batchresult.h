@@ -20,6 +20,15 @@ struct RawHit
     bool operator==(const RawHit &) const = default;
 };
 
+/// Ends of a counted pattern (Engine::setCountedPatterns) in one batch file, reported as their number.
+struct RawCount
+{
+    uint32_t batchFile = 0;
+    uint32_t pattern = 0;
+    int64_t count = 0;
+    bool operator==(const RawCount &) const = default;
+};
+
 /**
  * What an engine returns for one batch. carryOut holds, for each batch file that continues in the next
  * batch, the DFA state of every unbounded group (index batchFile * unboundedGroups + g), so that group's
@@ -28,6 +37,9 @@ struct RawHit
 struct BatchResult
 {
     std::vector<RawHit> hits;
+    /// Counted patterns' ends (see Engine::setCountedPatterns); a batch file and pattern may appear more than
+    /// once (the numbers add up), and never also in `hits`.
+    std::vector<RawCount> counts;
     std::vector<uint32_t> carryOut;
     BatchTelemetry telemetry;
     /// Things the user should know that did not stop the batch (a GPU batch re-run on the CPU, say).

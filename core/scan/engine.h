@@ -27,6 +27,10 @@ public:
     virtual int64_t maxBatchBytes() const { return INT64_MAX; }
     /// Segment size that suits this engine when the user chose none.
     virtual int64_t preferredSegmentBytes() const { return 256 << 10; }
+    /// Patterns whose ends the caller only counts (counted[pattern]; see Scanner::setListHits): an engine may
+    /// report their ends per batch file in BatchResult::counts instead of one hit each (millions of matches of
+    /// `{ 00 00 00 00 }` then cost a few numbers). An engine that does not count reports them as hits.
+    virtual void setCountedPatterns(const std::vector<bool> &counted) { Q_UNUSED(counted); }
     /// `carryIn` has, per batch file and unbounded group, the state to resume from (see BatchResult);
     /// entries of first chunks are ignored. Returns false with `error` set when the batch could not run.
     virtual bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

@@ -240,9 +240,10 @@ void Scanner::setListHits(bool list)
     }
 }
 
-void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, int threads,
+void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int threads,
                       std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts)
 {
+    const std::vector<RawHit> &raw = result.hits;
     const size_t numFiles = batch.files.size();
     perFile.assign(numFiles, {});
     counts.assign(numFiles, {});
@@ -266,6 +267,8 @@ void Scanner::resolve(const FileBatch &batch, const std::vector<RawHit> &raw, in
             runs.emplace_back(key, 0);
         ++runs.back().second;
     }
+    for (const RawCount &c : result.counts)
+        runs.emplace_back(uint64_t(c.batchFile) << 32 | c.pattern, c.count);
     for (size_t f = 0; f < numFiles; ++f)
         first[f + 1] += first[f];
     std::vector<std::pair<uint32_t, int64_t>> byFile(first[numFiles]);
@@ -402,6 +405,10 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     m_cancel = false;
     setParams(initial);
     const int overlap = std::max(0, m_catalog.maxBoundedMatchLength() - 1);
+    std::vector<bool> counted(m_countSlot.size());
+    for (size_t p = 0; p < m_countSlot.size(); ++p)
+        counted[p] = m_countSlot[p] != 0;
+    m_engine.setCountedPatterns(counted);
 
     Queue<FileBatch> full;
     Queue<FileBatch> empty;
@@ -488,7 +495,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             const auto r0 = Clock::now();
             const LaunchParams &params = job->params;
             BatchResult &result = job->result;
-            resolve(*batch, result.hits,
+            resolve(*batch, result,
                     params.threads > 0 ? params.threads : hardwareThreads(), perFile, perFileCounts);
 
             for (const QString &n : result.notices)

@@ -72,7 +72,7 @@ public:
 
 private:
     LaunchParams currentParams();
-    void resolve(const FileBatch &batch, const std::vector<RawHit> &raw, int threads,
+    void resolve(const FileBatch &batch, const BatchResult &result, int threads,
                  std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts);
 
     const RuleSet &m_rules;
