@@ -39,6 +39,9 @@ struct Walk
     // A counted pattern's run of ends, reported as one RawCount when another pattern or the walk's end comes.
     uint32_t countedPattern = UINT32_MAX;
     int64_t counted = 0;
+    // Where this walk's hits and counts go when not to the walker's (a speculative piece, see scanChunkPieces).
+    std::vector<RawHit> *hits = nullptr;
+    std::vector<RawCount> *counts = nullptr;
 };
 
 struct Event
@@ -218,11 +221,26 @@ public:
         }
     }
 
+    /// Adds hits and counts gathered apart (speculative pieces) to this walker's.
+    void take(const std::vector<RawHit> &hits, const std::vector<RawCount> &counts)
+    {
+        m_hits.insert(m_hits.end(), hits.begin(), hits.end());
+        m_counts.insert(m_counts.end(), counts.begin(), counts.end());
+    }
+
+    void flushCount(Walk &w)
+    {
+        if (w.counted > 0)
+            (w.counts ? *w.counts : m_counts).push_back({ w.batchFile, w.countedPattern, w.counted });
+        w.counted = 0;
+        w.countedPattern = UINT32_MAX;
+    }
+
 private:
     void add(Walk &w, uint32_t pattern, int64_t end)
     {
         if (!m_counted || !m_counted[pattern]) {
-            m_hits.push_back({ w.batchFile, pattern, end });
+            (w.hits ? *w.hits : m_hits).push_back({ w.batchFile, pattern, end });
             return;
         }
         if (w.countedPattern != pattern) {
@@ -230,14 +248,6 @@ private:
             w.countedPattern = pattern;
         }
         ++w.counted;
-    }
-
-    void flushCount(Walk &w)
-    {
-        if (w.counted > 0)
-            m_counts.push_back({ w.batchFile, w.countedPattern, w.counted });
-        w.counted = 0;
-        w.countedPattern = UINT32_MAX;
     }
 
     void report(Walk &w, int64_t pos, uint32_t premultiplied)
@@ -363,6 +373,175 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
     runWorkers(windows.size() < 2 ? 1 : threads, worker);
 }
 
+
+/**
+ * One item of an unbounded group: consecutive chunks, each walked from its true start (the file's start or the
+ * state carried from the previous batch). A chunk of at least two pieces is cut into pieces that are walked
+ * side by side with the other walks, so that a large file does not leave seven of the eight lanes idle: piece
+ * k > 0 starts speculatively from the start state. Once the piece before it is final, piece k is walked again
+ * from the true state next to a walk from its speculative state until both are in the same state; from there
+ * on they agree, so only the hits before that point are replaced. Unless a match is in progress, an unanchored
+ * DFA forgets where it started within a few bytes, so these second walks are short.
+ */
+void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, const Item &item,
+                   const std::vector<uint32_t> &carryIn, size_t numUnbounded, int64_t pieceBytes,
+                   std::vector<Walk> &walks, std::vector<uint32_t> &carryOut)
+{
+    const uint8_t *haystack = batch.haystack.get();
+    struct Piece
+    {
+        std::vector<RawHit> hits;
+        std::vector<RawCount> counts;
+        int64_t begin = 0, end = 0;
+        uint32_t specState = 0; // the state it started from
+        uint32_t exitState = 0; // the state after its last byte
+    };
+    struct Split
+    {
+        uint32_t batchFile;
+        size_t first, count; // pieces
+    };
+    std::vector<Piece> pieces;
+    std::vector<Split> splits;
+    std::vector<int> pieceOf; // per walk: its piece, or -1 for a whole chunk
+    walks.clear();
+    for (int k = 0; k < item.count; ++k) {
+        const uint32_t f = item.batchFile + uint32_t(k);
+        const BatchFile &bf = batch.files[f];
+        if (bf.holdEnd <= bf.ownBegin)
+            continue;
+        Walk w;
+        w.batchFile = f;
+        w.ownBegin = bf.ownBegin;
+        w.ownEnd = bf.ownEnd;
+        w.pos = bf.ownBegin;
+        w.end = bf.ownEnd;
+        w.state = bf.firstChunk ? dfa.start[Dfa::AtFileStart] : carryIn[f * numUnbounded + size_t(item.unboundedIndex)];
+        w.data = bf.at(haystack, w.pos);
+        const int64_t n = (bf.ownEnd - bf.ownBegin + pieceBytes - 1) / pieceBytes;
+        if (n < 2) {
+            walks.push_back(w);
+            pieceOf.push_back(-1);
+            continue;
+        }
+        splits.push_back({ f, pieces.size(), size_t(n) });
+        for (int64_t j = 0; j < n; ++j) {
+            Piece p;
+            p.begin = bf.ownBegin + j * pieceBytes;
+            p.end = std::min(bf.ownEnd, p.begin + pieceBytes);
+            p.specState = j == 0 ? w.state : startState(dfa, bf, haystack, p.begin);
+            Walk pw = w;
+            pw.ownBegin = pw.pos = p.begin;
+            pw.ownEnd = pw.end = p.end;
+            pw.state = p.specState;
+            pw.data = bf.at(haystack, p.begin);
+            pieceOf.push_back(int(pieces.size()));
+            walks.push_back(pw);
+            pieces.push_back(std::move(p));
+        }
+    }
+    for (size_t i = 0; i < walks.size(); ++i)
+        if (pieceOf[i] >= 0) {
+            walks[i].hits = &pieces[size_t(pieceOf[i])].hits;
+            walks[i].counts = &pieces[size_t(pieceOf[i])].counts;
+        }
+
+    // The carried state is the one after the last owned byte, before the look-ahead byte.
+    auto finishChunk = [&](Walk &w) {
+        const BatchFile &bf = batch.files[w.batchFile];
+        carryOut[w.batchFile * numUnbounded + size_t(item.unboundedIndex)] = w.state;
+        scanner.run(w, bf.holdEnd);
+        if (bf.lastChunk)
+            scanner.reportEof(w, bf.fileSize);
+    };
+    // A piece's look-ahead byte decides matches that end on its last byte (a trailing \b); the chunk's last
+    // piece leaves that to finishChunk.
+    auto lookAhead = [&](Walk &w) {
+        const BatchFile &bf = batch.files[w.batchFile];
+        if (w.end < bf.ownEnd)
+            scanner.run(w, w.end + 1);
+    };
+    Walk *base = walks.data();
+    scanner.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
+        const int piece = pieceOf[size_t(&w - base)];
+        if (piece < 0) {
+            finishChunk(w);
+            return;
+        }
+        pieces[size_t(piece)].exitState = w.state;
+        lookAhead(w);
+    });
+
+    std::vector<RawHit> trueHits, specHits;
+    std::vector<RawCount> trueCounts, specCounts;
+    constexpr int64_t kCompareEvery = 256;
+    for (const Split &split : splits) {
+        const BatchFile &bf = batch.files[split.batchFile];
+        uint32_t state = pieces[split.first].exitState;
+        for (size_t j = 1; j < split.count; ++j) {
+            Piece &p = pieces[split.first + j];
+            if (state == p.specState) {
+                state = p.exitState;
+                continue;
+            }
+            trueHits.clear();
+            specHits.clear();
+            trueCounts.clear();
+            specCounts.clear();
+            Walk tw;
+            tw.batchFile = split.batchFile;
+            tw.ownBegin = tw.pos = p.begin;
+            tw.ownEnd = tw.end = p.end;
+            tw.data = bf.at(haystack, p.begin);
+            Walk sw = tw;
+            tw.state = state;
+            tw.hits = &trueHits;
+            tw.counts = &trueCounts;
+            sw.state = p.specState;
+            sw.hits = &specHits;
+            sw.counts = &specCounts;
+            while (tw.pos < p.end && tw.state != sw.state) {
+                const int64_t stop = std::min(p.end, tw.pos + kCompareEvery);
+                scanner.run(tw, stop);
+                scanner.run(sw, stop);
+            }
+            if (tw.state == sw.state) {
+                // Same from here on: the speculative walk's first hits are exactly those of the walk from its
+                // state, so they are swapped for the true walk's; counts are corrected by difference.
+                scanner.flushCount(tw);
+                scanner.flushCount(sw);
+                trueHits.insert(trueHits.end(), p.hits.begin() + ptrdiff_t(specHits.size()), p.hits.end());
+                p.hits.swap(trueHits);
+                p.counts.insert(p.counts.end(), trueCounts.begin(), trueCounts.end());
+                for (RawCount c : specCounts) {
+                    c.count = -c.count;
+                    p.counts.push_back(c);
+                }
+                state = p.exitState;
+                continue;
+            }
+            // Never the same within the piece: the true walk replaces it, look-ahead byte included.
+            state = tw.state;
+            lookAhead(tw);
+            scanner.flushCount(tw);
+            p.hits.swap(trueHits);
+            p.counts.swap(trueCounts);
+        }
+        Walk last;
+        last.batchFile = split.batchFile;
+        last.ownBegin = bf.ownBegin;
+        last.ownEnd = bf.ownEnd;
+        last.pos = last.end = bf.ownEnd;
+        last.state = state;
+        last.data = bf.at(haystack, bf.ownEnd);
+        finishChunk(last);
+        scanner.flushCount(last);
+        for (size_t j = 0; j < split.count; ++j) {
+            Piece &p = pieces[split.first + j];
+            scanner.take(p.hits, p.counts);
+        }
+    }
+}
 } // namespace
 
 QString CpuEngine::name() const
@@ -445,6 +624,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     const uint8_t *counted = m_counted.size() == catalog.patterns.size() ? m_counted.data() : nullptr;
     std::vector<double> busyMs(size_t(threads), 0);
     std::atomic<size_t> next { 0 };
+    const int64_t pieceBytes = std::max<int64_t>(params.segmentBytes, 256);
 
     auto worker = [&](int t) {
         const auto w0 = Clock::now();
@@ -457,31 +637,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
             DfaWalker scanner(dfa, hits, perThreadCounts[size_t(t)], atomPass ? nullptr : counted,
                               atomPass ? marks.get() : nullptr);
             if (item.firstSegment < 0) {
-                walks.clear();
-                for (int k = 0; k < item.count; ++k) {
-                    const uint32_t f = item.batchFile + uint32_t(k);
-                    const BatchFile &bf = batch.files[f];
-                    if (bf.holdEnd <= bf.ownBegin)
-                        continue;
-                    Walk w;
-                    w.batchFile = f;
-                    w.ownBegin = bf.ownBegin;
-                    w.ownEnd = bf.ownEnd;
-                    w.pos = bf.ownBegin;
-                    w.end = bf.ownEnd;
-                    w.state = bf.firstChunk ? dfa.start[Dfa::AtFileStart]
-                                            : carryIn[f * numUnbounded + size_t(item.unboundedIndex)];
-                    w.data = bf.at(haystack, w.pos);
-                    walks.push_back(w);
-                }
-                // The carried state is the one after the last owned byte, before the look-ahead byte.
-                scanner.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
-                    const BatchFile &bf = batch.files[w.batchFile];
-                    result.carryOut[w.batchFile * numUnbounded + size_t(item.unboundedIndex)] = w.state;
-                    scanner.run(w, bf.holdEnd);
-                    if (bf.lastChunk)
-                        scanner.reportEof(w, bf.fileSize);
-                });
+                scanUnbounded(scanner, dfa, batch, item, carryIn, numUnbounded, pieceBytes, walks, result.carryOut);
                 continue;
             }
             walks.resize(size_t(item.count));
@@ -489,6 +645,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                 const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
                 const BatchFile &bf = batch.files[seg.batchFile];
                 Walk &w = walks[size_t(k)];
+                w = Walk();
                 w.batchFile = seg.batchFile;
                 // Atoms in the context before a chunk belong to matches that end inside it.
                 w.ownBegin = atomPass && seg.ownBegin == bf.ownBegin ? seg.scanBegin : seg.ownBegin;

@@ -278,6 +278,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
             if (!isCounted(h))
                 byFile[fill[h.batchFile]++] = { h.pattern, h.end };
     }
+    // (An engine may correct a count with a negative one: see CpuEngine's speculative pieces.)
     std::sort(runs.begin(), runs.end());
     for (const auto &[key, n] : runs) {
         auto &c = counts[size_t(key >> 32)];
@@ -287,6 +288,8 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         else
             c.emplace_back(pattern, n);
     }
+    for (auto &c : counts)
+        std::erase_if(c, [](const std::pair<int, int64_t> &e) { return e.second == 0; });
 
     // Units of work: the ends of one pattern in one file, ascending (walks back from the ends of one long run
     // share their work, where one call per end would be quadratic in the run's length). A long run of a plain
