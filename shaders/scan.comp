@@ -14,6 +14,14 @@
 // drivers stop an invocation's loops after 65,535 iterations in total (each loop then runs at most once more),
 // so there each invocation takes a bounded number of items per dispatch (budget) and every loop checks that it
 // reached its bound: an item counts as completed only when all of its loops did.
+//
+// Counted patterns (accept entries with COUNTED_BIT) are not written one hit each: an invocation sums their ends
+// per pattern, or per state (see pendingState), and writes each sum as one count entry (COUNT_FLAG, and
+// STATE_FLAG for a state, on the key in the pattern word, the number in the end word) when its slot is needed
+// for another key and when the piece ends. Ownership is checked per end before it is counted; count entries
+// carry the item and generation like hits and take their place in the ring (and its attempt counter), so the
+// host filters generations and re-runs full rings for both alike. Runs of `{ 00 00 00 00 }` in zeroed pages
+// then cost a handful of entries per piece instead of one per byte.
 #version 440
 
 #ifndef WG_SIZE
@@ -72,7 +80,12 @@ shared uint sharedClasses[SHARED_GROUPS * 64u];
 
 const uint ACCEPT_FLAG = 0x80000000u;
 const uint STATE_MASK = 0x7fffffffu;
-const uint PATTERN_MASK = 0x3fffffffu;
+const uint PATTERN_MASK = 0x1fffffffu;
+const uint COUNTED_BIT = 0x20000000u;
+const uint COUNT_FLAG = 0x80000000u;
+const uint STATE_FLAG = 0x40000000u;
+const uint COUNTED_STATE = 0x80000000u;
+const uint INDEX_MASK = 0x7fffffffu;
 
 // What one scan of one item looks like; positions are relative to its first byte.
 struct Run
@@ -99,13 +112,87 @@ void emitHit(Run r, uint pattern, uint end)
         hits[slot] = uvec4(r.hitId, pattern, end - r.ownBegin, r.generation);
 }
 
+// Counted ends not yet written, for the piece being scanned, summed in four slots per kind of key. A run of zeros
+// keeps the DFA in one state whose accept entries are all counted ends at the byte itself (COUNTED_STATE in its
+// accept index): visits to such a state are summed per state, with no look at its entries, and written as one
+// state entry (STATE_FLAG) that the host expands into the state's patterns. The counted ends of other states are
+// summed per pattern. A slot's sum is written when the slot is needed for another key and when the piece ends.
+// Unrolled by hand, with no loop: loops would count against Mesa's limit (and a loop here, inlined into the byte
+// loops, keeps the compiler from unrolling them).
+uvec4 pendingState;
+uvec4 pendingVisits;
+uint pendingStateNext;
+uvec4 pendingPattern;
+uvec4 pendingCount;
+uint pendingPatternNext;
+
+void clearCounts()
+{
+    pendingState = uvec4(NONE);
+    pendingVisits = uvec4(0u);
+    pendingStateNext = 0u;
+    pendingPattern = uvec4(NONE);
+    pendingCount = uvec4(0u);
+    pendingPatternNext = 0u;
+}
+
+void emitCount(Run r, uint key, uint count)
+{
+    if (count == 0u)
+        return;
+    uint slot = atomicAdd(queue[0], 1u);
+    if (slot < hitCapacity)
+        hits[slot] = uvec4(r.hitId, key, count, r.generation);
+}
+
+// Adds n to key's slot. Empty slots first; once all are taken only the last one changes hands, so that five or
+// more keys taking turns still leave three summed in place (round-robin would write every one out).
+void accumulate(Run r, inout uvec4 keys, inout uvec4 counts, inout uint next, uint key, uint n)
+{
+    if (keys.x == key) {
+        counts.x += n;
+    } else if (keys.y == key) {
+        counts.y += n;
+    } else if (keys.z == key) {
+        counts.z += n;
+    } else if (keys.w == key) {
+        counts.w += n;
+    } else {
+        emitCount(r, keys[next], counts[next]);
+        keys[next] = key;
+        counts[next] = n;
+        next = min(next + 1u, 3u);
+    }
+}
+
+// Everything pending written to the ring: at the end of every piece.
+void flushCounts(Run r)
+{
+    emitCount(r, pendingState.x, pendingVisits.x);
+    emitCount(r, pendingState.y, pendingVisits.y);
+    emitCount(r, pendingState.z, pendingVisits.z);
+    emitCount(r, pendingState.w, pendingVisits.w);
+    emitCount(r, pendingPattern.x, pendingCount.x);
+    emitCount(r, pendingPattern.y, pendingCount.y);
+    emitCount(r, pendingPattern.z, pendingCount.z);
+    emitCount(r, pendingPattern.w, pendingCount.w);
+    clearCounts();
+}
+
 // Reports the accept entries of `state` reached on the byte at `pos`: kind 0 ends at pos, kind 1 at pos - 1,
 // kind 2 only at the end of the file. False when the loop was cut.
 bool emitAccepts(Run r, uint state, uint pos, uint numClasses, uint aiBase, uint aeBase, bool atEof)
 {
     uint st = state / numClasses;
-    uint first = aux[aiBase + st];
-    uint last = aux[aiBase + st + 1u];
+    uint firstWord = aux[aiBase + st];
+    if (!atEof && (firstWord & COUNTED_STATE) != 0u) {
+        // Every end is at pos: owned or not as a whole.
+        if (pos >= r.ownBegin && pos < r.ownEnd)
+            accumulate(r, pendingState, pendingVisits, pendingStateNext, st | COUNT_FLAG | STATE_FLAG, 1u);
+        return true;
+    }
+    uint first = firstWord & INDEX_MASK;
+    uint last = aux[aiBase + st + 1u] & INDEX_MASK;
     uint k = first;
     for (; k < last; ++k) {
         uint e = aux[aeBase + k];
@@ -120,8 +207,12 @@ bool emitAccepts(Run r, uint state, uint pos, uint numClasses, uint aiBase, uint
                 continue;
             end = kind == 0u ? pos : pos - 1u;
         }
-        if (end >= r.ownBegin && end < r.ownEnd)
-            emitHit(r, e & PATTERN_MASK, end);
+        if (end >= r.ownBegin && end < r.ownEnd) {
+            if ((e & COUNTED_BIT) != 0u)
+                accumulate(r, pendingPattern, pendingCount, pendingPatternNext, (e & PATTERN_MASK) | COUNT_FLAG, 1u);
+            else
+                emitHit(r, e & PATTERN_MASK, end);
+        }
     }
     return k == last;
 }
@@ -142,7 +233,7 @@ void recordAt(Run r, uint pos, uint s)
 }
 
 // Scans piece `round` of the run; true when the run ended with this piece and every loop ran to its bound.
-bool scanPiece(Run r)
+bool walkPiece(Run r)
 {
     uint g = r.group * GROUP_WORDS;
     uint tBase = aux[g];
@@ -210,6 +301,14 @@ bool scanPiece(Run r)
     if (r.eof && r.len > 0u)
         return emitAccepts(r, s, r.len - 1u, numClasses, aiBase, aeBase, true);
     return true;
+}
+
+// Counts pending at the piece's end are written on every path out, whether or not the run ended here.
+bool scanPiece(Run r)
+{
+    bool completed = walkPiece(r);
+    flushCounts(r);
+    return completed;
 }
 
 uint startState(uint g, uint context)
@@ -315,6 +414,7 @@ void main()
     }
     barrier();
 
+    clearCounts();
     uint taken = 0u;
     for (;;) {
         if (budget != 0u && taken >= budget)

@@ -28,6 +28,15 @@ constexpr int kSegmentWords = 8;
 constexpr int kHitWords = 4;
 constexpr int kGroupWords = 12;
 constexpr uint32_t kNone = 0xffffffffu;
+// Accept entries of counted patterns carry kCountedBit (free below the kind bits: pattern ids stay under
+// kMaxPatterns); the kernel writes their sums as ring entries with kCountFlag in the pattern word and the
+// number in the end word, per pattern or, with kStateFlag, per visited state (shaders/scan.comp).
+constexpr uint32_t kCountedBit = 0x20000000u;
+constexpr uint32_t kMaxPatterns = kCountedBit;
+constexpr uint32_t kCountFlag = 0x80000000u;
+constexpr uint32_t kStateFlag = 0x40000000u;
+// In an accept index: every end of that state before the end of the file is counted and at the byte itself.
+constexpr uint32_t kCountedState = 0x80000000u;
 // Mesa's software drivers end an invocation after 65,535 loop iterations: one piece of this many bytes per
 // invocation and dispatch leaves room for the hit loops.
 constexpr uint32_t kLimitedPieceBytes = 16384;
@@ -210,6 +219,15 @@ int64_t GpuEngine::maxBatchBytes() const
     return std::min<int64_t>(limit, (int64_t(1) << 31) - 4096) & ~int64_t(4095);
 }
 
+void GpuEngine::setCountedPatterns(const std::vector<bool> &counted)
+{
+    m_counted = counted;
+    if (std::find(m_counted.begin(), m_counted.end(), true) == m_counted.end())
+        m_counted.clear();
+    // A batch the GPU cannot complete runs on the CPU engine, which must count the same patterns.
+    m_fallback.setCountedPatterns(counted);
+}
+
 int64_t GpuEngine::preferredSegmentBytes() const
 {
     // Throughput needs on the order of 100,000 items in flight on a large GPU: small segments.
@@ -330,7 +348,10 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
                              QString *error)
 {
     *uploaded = 0;
-    if (m_tablesUploaded && m_tablesFingerprint == catalog.fingerprint)
+    // Patterns of another catalog than the one counted for are not counted (as on the CPU engine).
+    static const std::vector<bool> none;
+    const std::vector<bool> &counted = m_counted.size() == catalog.patterns.size() ? m_counted : none;
+    if (m_tablesUploaded && m_tablesFingerprint == catalog.fingerprint && m_tablesCounted == counted)
         return true;
     // Transitions of every group back to back; aux: group descriptors, byte classes, accept lists.
     std::vector<uint32_t> trans;
@@ -353,11 +374,29 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
         aux[g * kGroupWords + 2] = uint32_t(aux.size());
         aux.insert(aux.end(), d.byteClass.begin(), d.byteClass.end());
         aux[g * kGroupWords + 3] = uint32_t(aux.size());
+        const size_t indexAt = aux.size();
         aux.insert(aux.end(), d.acceptIndex.begin(), d.acceptIndex.end());
         aux[g * kGroupWords + 4] = uint32_t(aux.size());
-        aux.insert(aux.end(), d.acceptEntries.begin(), d.acceptEntries.end());
+        for (const uint32_t e : d.acceptEntries)
+            aux.push_back(!counted.empty() && counted[Dfa::entryPattern(e)] ? e | kCountedBit : e);
+        if (counted.empty() || d.numStates >= kStateFlag - 1) // a state's key must not read as an empty slot
+            continue;
+        // States whose ends before the end of the file are all counted and all at the byte itself: the kernel
+        // counts visits to them (a run of zeros) and never looks at their entries; the host does (runOnGpu).
+        for (uint32_t st = 0; st < d.numStates; ++st) {
+            bool any = false, all = true;
+            for (uint32_t k = d.acceptIndex[st]; k < d.acceptIndex[st + 1]; ++k) {
+                const uint32_t e = d.acceptEntries[k];
+                if (Dfa::entryKind(e) == Dfa::Eof)
+                    continue;
+                any = true;
+                all = all && Dfa::entryKind(e) == Dfa::Now && counted[Dfa::entryPattern(e)];
+            }
+            if (any && all)
+                aux[indexAt + st] |= kCountedState;
+        }
     }
-    if (trans.size() > 0xffffffffu / 2) {
+    if (trans.size() > 0xffffffffu / 2 || aux.size() > ~kCountedState || catalog.patterns.size() > kMaxPatterns) {
         *error = QStringLiteral("the rule tables are too large for the GPU engine");
         return false;
     }
@@ -371,6 +410,7 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     updates->uploadStaticBuffer(m_aux.get(), 0, int(aBytes), aux.data());
     *uploaded = tBytes + aBytes;
     m_tablesFingerprint = catalog.fingerprint;
+    m_tablesCounted = counted;
     m_tablesUploaded = true;
     return true;
 }
@@ -656,18 +696,44 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
                 = *reinterpret_cast<const uint32_t *>(reads[2 + k * numUnbounded + uIdx]->data.constData());
     const double readMs = msSince(r0);
 
-    // Hits to file offsets, on several threads when there are many; a hit of an unbounded item counts only
-    // when it comes from the item's last scan.
+    // Hits to file offsets, on several threads when there are many; a hit (or count) of an unbounded item
+    // counts only when it comes from the item's last scan.
     const auto h0 = Clock::now();
     const auto *h = reinterpret_cast<const uint32_t *>(reads[0]->data.constData());
     const auto *generations = reinterpret_cast<const uint32_t *>(reads[1]->data.constData());
     const bool filter = rescanned > 0;
     std::vector<std::vector<RawHit>> parts(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::vector<RawCount>> countParts(parts.size());
     std::vector<int64_t> rerunHits(parts.size(), 0);
+    std::vector<int64_t> countedEnds(parts.size(), 0);
     parallelSlices(attempts, 1 << 16, [&](size_t begin, size_t end, size_t k) {
         std::vector<RawHit> &out = parts[k];
         out.reserve(end - begin);
         int64_t rerun = 0;
+        int64_t ends = 0;
+        // Neighbouring lanes scan neighbouring segments of a file and write their counts side by side: equal keys
+        // in a row (batch file, group, and the state or the pattern word) are summed before they are expanded.
+        uint32_t runFile = 0, runGroup = 0, runKey = 0;
+        int64_t runCount = 0;
+        auto endRun = [&] {
+            if (runCount == 0)
+                return;
+            if ((runKey & kStateFlag) != 0) {
+                // Visits to a state whose ends at the byte are all counted: each visit is one end of each.
+                const Dfa &d = catalog.groups[runGroup].dfa;
+                const uint32_t st = runKey & ~(kCountFlag | kStateFlag);
+                for (uint32_t a = d.acceptIndex[st]; a < d.acceptIndex[st + 1]; ++a) {
+                    if (Dfa::entryKind(d.acceptEntries[a]) != Dfa::Now)
+                        continue;
+                    countParts[k].push_back({ runFile, Dfa::entryPattern(d.acceptEntries[a]), runCount });
+                    ends += runCount;
+                }
+            } else {
+                countParts[k].push_back({ runFile, runKey & ~kCountFlag, runCount });
+                ends += runCount;
+            }
+            runCount = 0;
+        };
         for (size_t i = begin; i < end; ++i) {
             const uint32_t *e = h + i * kHitWords;
             const uint32_t group = uint32_t(e[0] / numSegments);
@@ -681,29 +747,52 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
                 continue;
             }
             const Segment &s = batch.segments[seg];
-            out.push_back({ s.batchFile, e[1], s.ownBegin + int64_t(e[2]) });
+            if ((e[1] & kCountFlag) == 0) {
+                out.push_back({ s.batchFile, e[1], s.ownBegin + int64_t(e[2]) });
+                continue;
+            }
+            if (runCount == 0 || s.batchFile != runFile || group != runGroup || e[1] != runKey) {
+                endRun();
+                runFile = s.batchFile;
+                runGroup = group;
+                runKey = e[1];
+            }
+            runCount += e[2];
         }
+        endRun();
         rerunHits[k] = rerun;
+        countedEnds[k] = ends;
     });
     size_t total = 0;
+    size_t totalCounts = 0;
+    int64_t totalCounted = 0;
     for (size_t k = 0; k < parts.size(); ++k) {
         total += parts[k].size();
+        totalCounts += countParts[k].size();
+        totalCounted += countedEnds[k];
         t.hitsRerun += rerunHits[k];
     }
     result.hits.clear();
     result.hits.reserve(total);
     for (const auto &p : parts)
         result.hits.insert(result.hits.end(), p.begin(), p.end());
-    t.hits = int64_t(total);
+    result.counts.clear();
+    result.counts.reserve(totalCounts);
+    for (const auto &p : countParts)
+        result.counts.insert(result.counts.end(), p.begin(), p.end());
+    // Matches, counted ones included (as the CPU engine reports them); hitsRerun stays in ring entries.
+    t.hits = int64_t(total) + totalCounted;
     t.fixupPasses = passes;
     t.rescannedSegments = rescanned;
     if (m_profile)
         std::fprintf(stderr,
                      "gpu batch %d: %llu segments, %llu items; table %.1f ms, %d frames %.1f ms (kernel %.1f ms), "
-                     "%d fix-up passes scanning %lld items again, read-back %.1f ms, %lld hits %.1f ms\n",
+                     "%d fix-up passes scanning %lld items again, read-back %.1f ms, %lld hits and %lld counted ends "
+                     "(%lld counts) %.1f ms\n",
                      batch.index, static_cast<unsigned long long>(numSegments),
                      static_cast<unsigned long long>(mainItems), buildMs, frames, frameMs, t.gpuMs, passes,
-                     static_cast<long long>(rescanned), readMs, static_cast<long long>(total), msSince(h0));
+                     static_cast<long long>(rescanned), readMs, static_cast<long long>(total),
+                     static_cast<long long>(totalCounted), static_cast<long long>(totalCounts), msSince(h0));
     return true;
 }
 

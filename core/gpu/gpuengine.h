@@ -41,6 +41,8 @@ public:
     QString name() const override;
     int64_t maxBatchBytes() const override;
     int64_t preferredSegmentBytes() const override;
+    /// Counted in the kernel: one ring entry per run of a counted pattern's ends rather than one per end.
+    void setCountedPatterns(const std::vector<bool> &counted) override;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 
@@ -98,6 +100,8 @@ private:
     bool m_bindingsDirty = true;
     uint64_t m_tablesFingerprint = 0;
     bool m_tablesUploaded = false;
+    std::vector<bool> m_counted;       // as set; applies to a catalog with exactly this many patterns
+    std::vector<bool> m_tablesCounted; // the counted set flagged in the uploaded accept entries
     int64_t m_hitCapacity = 0; // grows when a batch overflows (automatic capacity)
 
     std::list<Pipeline> m_pipelines; // most recently used first

@@ -2,6 +2,9 @@
 // The GPU engine against the CPU engine on the same batches: exactly the same hits, for every offered workgroup
 // size and worker-group count, with a hit ring of capacity 1, across segment and batch boundaries; on whatever
 // Vulkan the machine has (lavapipe in CI, which also checks Mesa's loop limit), with the validation layer on.
+// Counted patterns (Engine::setCountedPatterns): the same hits and per-file counts as the CPU engine.
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -50,6 +53,140 @@ ScanOutcome scanWith(Engine &engine, const RuleSet &rules, const PatternCatalog 
     return out;
 }
 
+using RawKey = std::tuple<QByteArray, uint32_t, int64_t>; // path, pattern, end
+using CountKey = std::pair<QByteArray, uint32_t>;         // path, pattern
+
+// What an engine itself reports, with counted patterns: ends as hits, and counts per (file, pattern).
+struct RawOutcome
+{
+    std::vector<RawKey> hits; // sorted
+    std::map<CountKey, int64_t> counts;
+    int64_t countEntries = 0;
+    int64_t countedEnds = 0;
+    int64_t minCount = INT64_MAX; // of one count entry
+    std::vector<BatchTelemetry> batches;
+    struct Batch
+    {
+        int64_t hits, counts, hitsRerun;
+    };
+    std::vector<Batch> perBatch;
+    std::vector<QString> notices;
+    QStringList faults; // a counted pattern's end among the hits, telemetry hits that do not add up
+};
+
+// Stands between the Scanner and an engine: records each batch's raw result and hands the Scanner nothing to
+// resolve. The counted set is the test's: the Scanner's own setCountedPatterns call is not passed on.
+class RecordingEngine : public Engine
+{
+public:
+    RecordingEngine(Engine &inner, const std::vector<bool> &counted, RawOutcome &out)
+        : m_inner(inner)
+        , m_counted(counted)
+        , m_out(out)
+    {
+    }
+    QString name() const override { return m_inner.name(); }
+    int64_t maxBatchBytes() const override { return m_inner.maxBatchBytes(); }
+    int64_t preferredSegmentBytes() const override { return m_inner.preferredSegmentBytes(); }
+    void setCountedPatterns(const std::vector<bool> &) override { }
+    bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+              const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override
+    {
+        if (!m_inner.scan(batch, catalog, params, carryIn, result, error))
+            return false;
+        int64_t ends = int64_t(result.hits.size());
+        for (const RawHit &h : result.hits) {
+            if (h.pattern < m_counted.size() && m_counted[h.pattern])
+                m_out.faults << QStringLiteral("batch %1: counted pattern %2 reported as a hit")
+                                    .arg(batch.index)
+                                    .arg(h.pattern);
+            m_out.hits.emplace_back(batch.files[h.batchFile].path, h.pattern, h.end);
+        }
+        for (const RawCount &c : result.counts) {
+            if (c.pattern >= m_counted.size() || !m_counted[c.pattern])
+                m_out.faults << QStringLiteral("batch %1: count of pattern %2, not counted")
+                                    .arg(batch.index)
+                                    .arg(c.pattern);
+            m_out.minCount = std::min(m_out.minCount, c.count);
+            m_out.counts[{ batch.files[c.batchFile].path, c.pattern }] += c.count;
+            ++m_out.countEntries;
+            m_out.countedEnds += c.count;
+            ends += c.count;
+        }
+        m_out.perBatch.push_back(
+            { int64_t(result.hits.size()), int64_t(result.counts.size()), result.telemetry.hitsRerun });
+        if (result.telemetry.hits != ends)
+            m_out.faults << QStringLiteral("batch %1: telemetry says %2 hits, %3 reported")
+                                .arg(batch.index)
+                                .arg(result.telemetry.hits)
+                                .arg(ends);
+        result.hits.clear();
+        result.counts.clear();
+        return true;
+    }
+
+private:
+    Engine &m_inner;
+    const std::vector<bool> &m_counted;
+    RawOutcome &m_out;
+};
+
+RawOutcome rawScanWith(Engine &engine, const std::vector<bool> &counted, const RuleSet &rules,
+                       const PatternCatalog &catalog, const QString &dir, const LaunchParams &params)
+{
+    RawOutcome out;
+    engine.setCountedPatterns(counted);
+    RecordingEngine recorder(engine, counted, out);
+    Scanner scanner(rules, catalog, recorder);
+    Scanner::Callbacks cb;
+    cb.batchDone = [&](const BatchTelemetry &t) { out.batches.push_back(t); };
+    cb.notice = [&](const QString &n) { out.notices.push_back(n); };
+    scanner.run({ QFile::encodeName(dir) }, WalkOptions {}, params, cb);
+    engine.setCountedPatterns({});
+    std::sort(out.hits.begin(), out.hits.end());
+    std::erase_if(out.counts, [](const auto &c) { return c.second == 0; });
+    return out;
+}
+
+// Every end per (file, pattern), counted or not.
+std::map<CountKey, int64_t> endsPerFileAndPattern(const RawOutcome &o)
+{
+    std::map<CountKey, int64_t> out = o.counts;
+    for (const auto &[path, pattern, end] : o.hits)
+        ++out[{ path, pattern }];
+    return out;
+}
+
+// Zeros, a few letters and newlines, random bytes, runs of zeros up to several segments long, and lines that go
+// on for several segments (the unbounded patterns' matches then span segments: fix-up passes).
+QByteArray countedContent(QRandomGenerator &rng, int size)
+{
+    QByteArray d(size, '\0');
+    for (int i = 0; i < size; ++i) {
+        const int r = int(rng.bounded(100));
+        d[i] = r < 30 ? '\0'
+            : r < 40  ? 'a'
+            : r < 45  ? 'b'
+            : r < 50  ? 'x'
+            : r < 55  ? 'z'
+            : r < 58  ? '\n'
+                      : char(rng.bounded(256));
+    }
+    for (int k = 0; k < size / 5000 + 1; ++k) {
+        const int at = int(rng.bounded(size));
+        const int len = std::min(size - at, 1 + int(rng.bounded(k == 0 ? 12000 : 1500)));
+        std::fill_n(d.begin() + at, len, '\0');
+    }
+    for (int k = 0; size > 12000 && k < size / 40000 + 1; ++k) {
+        const int at = int(rng.bounded(size - 12000));
+        d[at] = 'b';
+        for (int i = at + 1; i < at + 12000; ++i)
+            if (d[i] == '\n')
+                d[i] = 'y';
+    }
+    return d;
+}
+
 } // namespace
 
 class TestGpuEngine : public QObject
@@ -67,6 +204,13 @@ private:
     std::unique_ptr<GpuEngine> m_gpu;
     ScanOutcome m_cpu;
     LaunchParams m_base;
+    // Counted patterns: a corpus of zero runs, its rules, the counted set, and the CPU engine's results.
+    QString m_countDir;
+    RuleSet m_countRules;
+    PatternCatalog m_countCatalog;
+    std::vector<bool> m_counted;
+    RawOutcome m_cpuCounted;
+    RawOutcome m_cpuUncounted;
 
 private Q_SLOTS:
     void initTestCase()
@@ -104,6 +248,47 @@ private Q_SLOTS:
         CpuEngine cpu;
         m_cpu = scanWith(cpu, m_rules, m_catalog, m_case.dir, m_base);
         QVERIFY(m_cpu.hits.size() > 1000);
+
+        // Files smaller and larger than a segment (3000 bytes) and than a batch (256 KiB: carried states).
+        m_countDir = m_tmp.path() + QLatin1String("/counted");
+        QRandomGenerator crng(7331);
+        int n = 0;
+        for (int size : { 0, 1, 2, 15, 700, 2999, 3000, 3001, 9000, 40000, 300000 })
+            QVERIFY(TestUtil::writeFile(m_countDir + QStringLiteral("/f%1.bin").arg(n++), countedContent(crng, size)));
+        // Five counted patterns that all end at every byte of a long run of zeros (more than the kernel's pending
+        // slots), counted unbounded ones (fix-up passes), counted ends decided a byte late or at the end of the
+        // file, and patterns that are not counted beside them, some ending where counted ones do.
+        const QByteArray countedSources[] = { "\\x00\\x00", "\\x00{3}", "\\x00{4}", "\\x00{8}", "\\x00{16}",
+                                              "x[a-z]{0,3}\\x00", "b[^\\n]*\\x00\\x00\\x00", "z\\x00{5,}",
+                                              "[a-z]x\\b", "\\x00\\x00$" };
+        const QByteArray plainSources[] = { "ab", "a[^z\\n]*z", "\\x00\\x00a", "zz", "a\\x00\\x00", "zb\\b" };
+        QByteArray tsv;
+        int k = 0;
+        for (const QByteArray &r : countedSources)
+            tsv += "-\tcounted" + QByteArray::number(k++) + '\t' + r + '\n';
+        for (const QByteArray &r : plainSources)
+            tsv += "-\tplain" + QByteArray::number(k++) + '\t' + r + '\n';
+        const QString tsvPath = m_tmp.path() + QLatin1String("/counted.tsv");
+        QVERIFY(TestUtil::writeFile(tsvPath, tsv));
+        m_countRules = RuleLoader::loadFiles({ tsvPath });
+        QVERIFY(m_countRules.rejections.empty());
+        m_countCatalog = PatternCatalog::compile(m_countRules);
+        QVERIFY(m_countCatalog.rejections.empty());
+        QCOMPARE(m_countRules.patterns.size(), std::size(countedSources) + std::size(plainSources));
+        m_counted.assign(m_countRules.patterns.size(), false);
+        for (size_t p = 0; p < m_countRules.patterns.size(); ++p)
+            m_counted[p] = m_countRules.rules[size_t(m_countRules.patterns[p].ruleIndex)].name.startsWith(
+                QLatin1String("counted"));
+        QCOMPARE(std::count(m_counted.begin(), m_counted.end(), true), qsizetype(std::size(countedSources)));
+        QVERIFY(std::any_of(m_countCatalog.groups.begin(), m_countCatalog.groups.end(),
+                            [](const DfaGroup &g) { return g.unbounded(); }));
+        m_cpuCounted = rawScanWith(cpu, m_counted, m_countRules, m_countCatalog, m_countDir, m_base);
+        m_cpuUncounted = rawScanWith(cpu, {}, m_countRules, m_countCatalog, m_countDir, m_base);
+        QVERIFY2(m_cpuCounted.faults.isEmpty(), qPrintable(m_cpuCounted.faults.join(QLatin1Char('\n'))));
+        QVERIFY(m_cpuCounted.countedEnds > 10000);
+        QVERIFY(m_cpuCounted.hits.size() > 1000);
+        QVERIFY(m_cpuUncounted.counts.empty());
+        QVERIFY(endsPerFileAndPattern(m_cpuCounted) == endsPerFileAndPattern(m_cpuUncounted));
     }
 
     // QRhi resources go while the application and its Vulkan instance still exist.
@@ -152,6 +337,149 @@ private Q_SLOTS:
             if (hitCapacity == 1 && t.hits > 1)
                 QVERIFY2(t.hitsRerun >= t.hits, "a full ring must be re-run, never truncated");
         }
+    }
+
+    void countedSameAsCpu_data()
+    {
+        QTest::addColumn<int>("workgroupSize");
+        QTest::addColumn<int>("workerGroups");
+        QTest::addColumn<qint64>("hitCapacity");
+        for (int wg : { 32, 64, 128, 256, 512 })
+            QTest::addRow("workgroup %d, automatic groups", wg) << wg << 0 << qint64(0);
+        QTest::addRow("hit ring of capacity 1") << 64 << 0 << qint64(1);
+        QTest::addRow("hit ring of capacity 1, one group of 512") << 512 << 1 << qint64(1);
+    }
+
+    void countedSameAsCpu()
+    {
+        QFETCH(int, workgroupSize);
+        QFETCH(int, workerGroups);
+        QFETCH(qint64, hitCapacity);
+        LaunchParams p = m_base;
+        p.workgroupSize = workgroupSize;
+        p.workerGroups = workerGroups;
+        p.hitCapacity = hitCapacity;
+        p.timeoutMs = 0;
+        const RawOutcome gpu = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
+        QVERIFY2(gpu.faults.isEmpty(), qPrintable(gpu.faults.join(QLatin1Char('\n'))));
+        QCOMPARE(gpu.hits.size(), m_cpuCounted.hits.size());
+        QVERIFY(gpu.hits == m_cpuCounted.hits);
+        QCOMPARE(gpu.countedEnds, m_cpuCounted.countedEnds);
+        QVERIFY(gpu.counts == m_cpuCounted.counts);
+        QVERIFY(gpu.minCount > 0);
+        QVERIFY2(gpu.countEntries < gpu.countedEnds / 2, "runs of ends are counted in the kernel");
+        int64_t rescanned = 0;
+        for (const BatchTelemetry &t : gpu.batches) {
+            QCOMPARE(t.engine, QStringLiteral("gpu"));
+            QCOMPARE(t.workgroupSize, workgroupSize);
+            QCOMPARE(t.bytesMoved(), t.bytesUploadedData + t.bytesUploadedTables + t.bytesReadBack);
+            rescanned += t.rescannedSegments;
+        }
+        QVERIFY2(rescanned > 0, "unbounded segments must have been scanned again");
+        // Hits are ring entries; a ring entry may count for several patterns (one state's).
+        for (const RawOutcome::Batch &b : gpu.perBatch)
+            if (hitCapacity == 1 && b.hits + b.counts > 1)
+                QVERIFY2(b.hitsRerun >= std::max<int64_t>(2, b.hits), "a full ring must be re-run, never truncated");
+    }
+
+    void countedAcrossPieces_data()
+    {
+        QTest::addColumn<qint64>("hitCapacity");
+        QTest::addRow("automatic hit ring") << qint64(0);
+        QTest::addRow("hit ring of capacity 1") << qint64(1);
+    }
+
+    void countedAcrossPieces()
+    {
+        // Segments longer than a piece where loops are limited (Mesa: 16 KiB): what is pending when a piece ends
+        // is written too. Mostly zeros, so that the accept loops stay within Mesa's limit.
+        QFETCH(qint64, hitCapacity);
+        QTemporaryDir tmp;
+        QRandomGenerator rng(4711);
+        for (int size : { 50000, 150000 }) {
+            QByteArray data(size, '\0');
+            for (int at = int(rng.bounded(700)); at + 40 < size; at += 200 + int(rng.bounded(1500)))
+                for (int i = 0; i < 40; ++i)
+                    data[at + i] = "abxz\n\0y"[rng.bounded(7)];
+            QVERIFY(TestUtil::writeFile(tmp.path() + QStringLiteral("/f%1.bin").arg(size), data));
+        }
+        LaunchParams p = m_base;
+        p.segmentBytes = 40000;
+        p.hitCapacity = hitCapacity;
+        p.timeoutMs = 0;
+        CpuEngine cpu;
+        const RawOutcome want = rawScanWith(cpu, m_counted, m_countRules, m_countCatalog, tmp.path(), p);
+        const RawOutcome got = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, tmp.path(), p);
+        QVERIFY2(got.notices.empty(), got.notices.empty() ? "" : qPrintable(got.notices.front()));
+        QVERIFY2(got.faults.isEmpty(), qPrintable(got.faults.join(QLatin1Char('\n'))));
+        QVERIFY(want.countedEnds > 100000);
+        QVERIFY(got.hits == want.hits);
+        QVERIFY(got.counts == want.counts);
+    }
+
+    void countedPlusHitsAreTheUncountedHits()
+    {
+        LaunchParams p = m_base;
+        p.timeoutMs = 0;
+        const RawOutcome uncounted = rawScanWith(*m_gpu, {}, m_countRules, m_countCatalog, m_countDir, p);
+        QVERIFY2(uncounted.notices.empty(), uncounted.notices.empty() ? "" : qPrintable(uncounted.notices.front()));
+        QVERIFY(uncounted.counts.empty());
+        QVERIFY(uncounted.hits == m_cpuUncounted.hits);
+        const RawOutcome counted = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        QVERIFY(!counted.counts.empty());
+        QVERIFY(endsPerFileAndPattern(counted) == endsPerFileAndPattern(uncounted));
+        // The hits of patterns not counted are the same either way.
+        std::vector<RawKey> plain;
+        std::copy_if(uncounted.hits.begin(), uncounted.hits.end(), std::back_inserter(plain),
+                     [&](const RawKey &k) { return !m_counted[std::get<1>(k)]; });
+        QVERIFY(plain == counted.hits);
+    }
+
+    void countedOnTheCpuFallback()
+    {
+        // A batch re-run on the CPU engine counts the same patterns.
+        LaunchParams p = m_base;
+        p.timeoutMs = 1;
+        const RawOutcome got = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        QVERIFY(!got.notices.empty());
+        QVERIFY2(got.faults.isEmpty(), qPrintable(got.faults.join(QLatin1Char('\n'))));
+        for (const BatchTelemetry &t : got.batches)
+            QCOMPARE(t.engine, QStringLiteral("cpu (GPU fallback)"));
+        QVERIFY(got.hits == m_cpuCounted.hits);
+        QVERIFY(got.counts == m_cpuCounted.counts);
+    }
+
+    void countedSetIsPartOfTheTableCache()
+    {
+        // The counted set lives in the uploaded accept entries: the same set uploads no tables again, another does.
+        LaunchParams p = m_base;
+        p.timeoutMs = 0;
+        auto tableUploads = [](const RawOutcome &o) {
+            std::vector<bool> uploads;
+            for (const BatchTelemetry &t : o.batches)
+                uploads.push_back(t.bytesUploadedTables > 0);
+            return uploads;
+        };
+        const RawOutcome first = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        QVERIFY(first.batches.size() >= 2);
+        for (size_t i = 1; i < first.batches.size(); ++i)
+            QCOMPARE(first.batches[i].bytesUploadedTables, int64_t(0));
+        const RawOutcome again = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        QVERIFY(tableUploads(again) == std::vector<bool>(again.batches.size(), false));
+        QVERIFY(again.counts == m_cpuCounted.counts);
+        std::vector<bool> fewer = m_counted;
+        fewer[0] = false;
+        const RawOutcome other = rawScanWith(*m_gpu, fewer, m_countRules, m_countCatalog, m_countDir, p);
+        QVERIFY(other.batches.front().bytesUploadedTables > 0);
+        QVERIFY(endsPerFileAndPattern(other) == endsPerFileAndPattern(m_cpuUncounted));
+        QVERIFY(std::none_of(other.counts.begin(), other.counts.end(),
+                             [](const auto &c) { return c.first.second == 0; }));
+        // Counted patterns of another catalog (another number of patterns) are not counted.
+        const RawOutcome wrongSize = rawScanWith(*m_gpu, std::vector<bool>(m_counted.size() + 1, true), m_countRules,
+                                                 m_countCatalog, m_countDir, p);
+        QVERIFY(wrongSize.counts.empty());
+        QVERIFY(wrongSize.hits == m_cpuUncounted.hits);
     }
 
     void unboundedMatchesSpanningManySegments()
