@@ -38,7 +38,8 @@ struct BatchResult
 {
     std::vector<RawHit> hits;
     /// Counted patterns' ends (see Engine::setCountedPatterns); a batch file and pattern may appear more than
-    /// once (the numbers add up), and never also in `hits`.
+    /// once, and only the sum counts (an entry may be negative: a correction of an earlier one); never also in
+    /// `hits`.
     std::vector<RawCount> counts;
     std::vector<uint32_t> carryOut;
     BatchTelemetry telemetry;
