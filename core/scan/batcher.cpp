@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include <fcntl.h>
@@ -37,7 +38,108 @@ int64_t readFully(int fd, uint8_t *dst, int64_t size, int64_t offset)
     }
     return done;
 }
+
+// What reading one chunk found.
+struct Outcome
+{
+    int64_t got = 0; // -1 after a read error
+    int error = 0;
+    bool opened = true;
+};
+
+// Reads the chunks of `b` into its haystack with up to `threads` threads; one outcome per chunk.
+std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes)
+{
+    // A chunk is opened once, by whichever of its pieces comes first, so that every piece reads the same file
+    // even if its path is replaced meanwhile; the last piece to finish closes it.
+    struct ChunkRead
+    {
+        std::once_flag once;
+        int fd = -1;
+        int openError = 0;
+        std::atomic<int> piecesLeft { 0 };
+    };
+    struct Piece
+    {
+        uint32_t chunk = 0;
+        int64_t begin = 0; // file offset
+        int64_t size = 0;
+        int64_t got = 0;
+        int error = 0;
+    };
+    // A large chunk read by one thread would leave the others idle at the end of the batch: every chunk is
+    // cut into pieces, handed out in order.
+    const size_t numFiles = b.files.size();
+    std::unique_ptr<ChunkRead[]> chunks(new ChunkRead[numFiles]);
+    std::vector<Piece> pieces;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < numFiles; ++i) {
+        const BatchFile &f = b.files[i];
+        const int64_t want = f.holdEnd - f.holdBegin;
+        // An empty file still gets a piece: opening it is what finds it unreadable.
+        int count = 0;
+        int64_t at = 0;
+        do {
+            const int64_t size = std::min(pieceBytes, want - at);
+            pieces.push_back({ uint32_t(i), f.holdBegin + at, size });
+            at += size;
+            ++count;
+        } while (at < want);
+        chunks[i].piecesLeft = count;
+        bytes += want;
+    }
+    auto read = [&](size_t k, int) {
+        Piece &p = pieces[k];
+        const BatchFile &f = b.files[p.chunk];
+        ChunkRead &c = chunks[p.chunk];
+        std::call_once(c.once, [&] {
+            // O_NOFOLLOW: a file swapped for a link since the walk is not read, unless links were followed.
+            const int fd = ::open(f.path.constData(), O_RDONLY | (f.viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
+            struct stat st;
+            if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+                c.openError = fd < 0 ? errno : EINVAL;
+                if (fd >= 0)
+                    ::close(fd);
+                return;
+            }
+            c.fd = fd;
+        });
+        if (c.fd >= 0 && p.size > 0) {
+            // Past a shrunk file's end this reads short or nothing; bytes past the planned size (the file grew
+            // since the walk) are not read: the planned size is what is scanned.
+            p.got = readFully(c.fd, b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin), p.size, p.begin);
+            if (p.got < 0)
+                p.error = errno;
+        }
+        if (c.piecesLeft.fetch_sub(1) == 1 && c.fd >= 0)
+            ::close(c.fd);
+    };
+    // Starting a thread costs about as much as reading a few small files, or a fraction of a full piece.
+    const size_t work = pieces.size() + 3 * size_t(bytes / pieceBytes);
+    parallelFor(pieces.size(), int(std::min<size_t>(size_t(threads), std::max<size_t>(1, work / 4))), read);
+
+    std::vector<Outcome> outcomes(numFiles);
+    for (size_t i = 0; i < numFiles; ++i) {
+        outcomes[i].opened = chunks[i].fd >= 0;
+        outcomes[i].error = chunks[i].openError;
+    }
+    // A chunk's bytes run up to its first short piece; a read error loses the whole chunk, as one pread loop did.
+    std::vector<bool> ended(numFiles, false);
+    for (const Piece &p : pieces) {
+        Outcome &o = outcomes[p.chunk];
+        if (!o.opened || o.error != 0 || ended[p.chunk])
+            continue;
+        if (p.error != 0) {
+            o.error = p.error;
+            o.got = -1;
+            continue;
+        }
+        o.got += p.got;
+        ended[p.chunk] = p.got < p.size;
+    }
+    return outcomes;
 }
+} // namespace
 
 Batcher::Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool *cancelled)
     : m_overlap(overlap)
@@ -52,6 +154,11 @@ Batcher::~Batcher() = default;
 void Batcher::setReadThreads(int threads)
 {
     m_readThreads = std::max(1, threads);
+}
+
+void Batcher::setPieceBytes(int64_t bytes)
+{
+    m_pieceBytes = std::max<int64_t>(1, bytes);
 }
 
 void Batcher::setSizes(int64_t batchBytes, int64_t segmentBytes)
@@ -152,40 +259,7 @@ void Batcher::addFile(const FileEntry &entry)
 void Batcher::readBatch()
 {
     FileBatch &b = *m_batch;
-    struct Outcome
-    {
-        int64_t got = 0;
-        int error = 0;
-        bool opened = true;
-    };
-    std::vector<Outcome> outcomes(b.files.size());
-    std::atomic<size_t> next { 0 };
-    auto work = [&] {
-        for (size_t i = next++; i < b.files.size(); i = next++) {
-            BatchFile &f = b.files[i];
-            Outcome &o = outcomes[i];
-            const int64_t want = f.holdEnd - f.holdBegin;
-            // O_NOFOLLOW: a file swapped for a link since the walk is not read, unless links were followed.
-            const int fd = ::open(f.path.constData(), O_RDONLY | (f.viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
-            struct stat st;
-            if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-                o.error = fd < 0 ? errno : EINVAL;
-                o.opened = false;
-                if (fd >= 0)
-                    ::close(fd);
-                continue;
-            }
-            if (want > 0) {
-                o.got = readFully(fd, b.haystack.get() + f.dataOffset, want, f.holdBegin);
-                if (o.got < 0)
-                    o.error = errno;
-            }
-            // More bytes than planned: the file grew since the walk; the planned size is what is scanned.
-            ::close(fd);
-        }
-    };
-    const int threads = int(std::min<size_t>(size_t(m_readThreads), std::max<size_t>(1, b.files.size() / 4)));
-    runWorkers(std::max(1, threads), [&](int) { work(); });
+    const std::vector<Outcome> outcomes = readChunks(b, m_readThreads, m_pieceBytes);
 
     // A file that could not be read, or that shrank, ends where its bytes ended.
     bool changed = false;

@@ -34,6 +34,9 @@ public:
     /// Threads that read a batch's files at once (default: one per core, at most 8).
     void setReadThreads(int threads);
 
+    /// Reads are cut into pieces of at most this many bytes, shared out among the read threads (default 8 MiB).
+    void setPieceBytes(int64_t bytes);
+
     /// Plans one file into the batches (its size is the walker's); the bytes are read when the batch is full,
     /// by several threads. Problems (cannot open, read errors) travel with the batch; a file that shrank in
     /// between is scanned as far as it goes.
@@ -58,6 +61,7 @@ private:
     std::unique_ptr<FileBatch> m_batch;
     const std::atomic_bool *m_cancelled;
     int m_readThreads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+    int64_t m_pieceBytes = 8 << 20;
     int m_endedEarly = -1; // index of the last file found shorter than planned
 };
 

@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The batcher's promises: every byte of every file is owned by exactly one chunk and one segment, each
 // chunk holds the overlap and context its matches need, and the held bytes are the file's bytes.
+#include <cerrno>
+#include <cstring>
 #include <map>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QDir>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
@@ -11,6 +18,56 @@
 #include "testutil.h"
 
 using namespace Hitscope;
+
+namespace {
+
+QByteArray randomBytes(int size, QRandomGenerator &rng)
+{
+    QByteArray data(size, Qt::Uninitialized);
+    for (char &c : data)
+        c = char(rng.bounded(256));
+    return data;
+}
+
+// Open file descriptors of this process: a piece that closed its file twice, or never, shows here.
+int openFds()
+{
+    return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).size());
+}
+
+struct Sizes
+{
+    int overlap = 0;
+    qint64 batchBytes = 64 << 20;
+    qint64 segmentBytes = 256 << 10;
+    qint64 pieceBytes = 8 << 20;
+    int readThreads = 4;
+};
+
+std::vector<std::unique_ptr<FileBatch>> batchFiles(const std::vector<FileEntry> &entries, const Sizes &sizes)
+{
+    std::vector<std::unique_ptr<FileBatch>> batches;
+    Batcher batcher(
+        sizes.overlap, [] { return std::make_unique<FileBatch>(); },
+        [&](std::unique_ptr<FileBatch> b) { batches.push_back(std::move(b)); });
+    batcher.setSizes(sizes.batchBytes, sizes.segmentBytes);
+    batcher.setPieceBytes(sizes.pieceBytes);
+    batcher.setReadThreads(sizes.readThreads);
+    for (const FileEntry &e : entries)
+        batcher.addFile(e);
+    batcher.finish();
+    return batches;
+}
+
+// The chunk's held bytes are `data`'s bytes at the same offsets.
+bool holdsBytes(const FileBatch &b, const BatchFile &f, const QByteArray &data)
+{
+    return f.holdEnd <= data.size()
+        && std::equal(b.haystack.get() + f.dataOffset, b.haystack.get() + f.dataOffset + (f.holdEnd - f.holdBegin),
+                      reinterpret_cast<const uint8_t *>(data.constData()) + f.holdBegin);
+}
+
+} // namespace
 
 class TestBatcher : public QObject
 {
@@ -22,10 +79,16 @@ private Q_SLOTS:
         QTest::addColumn<int>("overlap");
         QTest::addColumn<qint64>("batchBytes");
         QTest::addColumn<qint64>("segmentBytes");
-        QTest::addRow("no overlap, small batches") << 0 << qint64(10000) << qint64(1000);
-        QTest::addRow("overlap 63") << 63 << qint64(20000) << qint64(777);
-        QTest::addRow("overlap larger than segments") << 300 << qint64(50000) << qint64(100);
-        QTest::addRow("one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10);
+        QTest::addColumn<qint64>("pieceBytes");
+        const qint64 whole = 8 << 20; // larger than every file: one piece per chunk
+        QTest::addRow("no overlap, small batches") << 0 << qint64(10000) << qint64(1000) << whole;
+        QTest::addRow("overlap 63") << 63 << qint64(20000) << qint64(777) << whole;
+        QTest::addRow("overlap larger than segments") << 300 << qint64(50000) << qint64(100) << whole;
+        QTest::addRow("one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10) << whole;
+        QTest::addRow("pieces of 1000, small batches") << 0 << qint64(10000) << qint64(1000) << qint64(1000);
+        QTest::addRow("pieces of 4096, overlap 63") << 63 << qint64(20000) << qint64(777) << qint64(4096);
+        QTest::addRow("pieces of 7, overlap 300") << 300 << qint64(50000) << qint64(100) << qint64(7);
+        QTest::addRow("pieces of 10000, one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10) << qint64(10000);
     }
 
     void ownershipAndOverlap()
@@ -33,28 +96,22 @@ private Q_SLOTS:
         QFETCH(int, overlap);
         QFETCH(qint64, batchBytes);
         QFETCH(qint64, segmentBytes);
+        QFETCH(qint64, pieceBytes);
         QTemporaryDir tmp;
         QRandomGenerator rng(7);
         std::vector<QByteArray> contents;
         std::vector<FileEntry> entries;
         for (int size : { 0, 1, 5, 999, 1000, 1001, 9999, 10000, 25000, 123457 }) {
-            QByteArray data(size, Qt::Uninitialized);
-            for (char &c : data)
-                c = char(rng.bounded(256));
+            const QByteArray data = randomBytes(size, rng);
             const QString path = tmp.path() + QStringLiteral("/f%1").arg(size);
             QVERIFY(TestUtil::writeFile(path, data));
             contents.push_back(data);
             entries.push_back({ QFile::encodeName(path), size });
         }
 
-        std::vector<std::unique_ptr<FileBatch>> batches;
-        Batcher batcher(
-            overlap, [] { return std::make_unique<FileBatch>(); },
-            [&](std::unique_ptr<FileBatch> b) { batches.push_back(std::move(b)); });
-        batcher.setSizes(batchBytes, segmentBytes);
-        for (const FileEntry &e : entries)
-            batcher.addFile(e);
-        batcher.finish();
+        const int fds = openFds();
+        const auto batches = batchFiles(entries, { overlap, batchBytes, segmentBytes, pieceBytes });
+        QCOMPARE(openFds(), fds);
 
         std::map<int, std::vector<int>> ownedByChunk;  // file -> owner count per byte
         std::map<int, std::vector<int>> ownedBySegment;
@@ -70,9 +127,8 @@ private Q_SLOTS:
                 // and one look-ahead byte after it where the file has them.
                 QCOMPARE(f.holdBegin, std::max<int64_t>(0, f.ownBegin - overlap - 1));
                 QCOMPARE(f.holdEnd, std::min<int64_t>(f.fileSize, f.ownEnd + 1));
-                QVERIFY(std::equal(b->haystack.get() + f.dataOffset,
-                                   b->haystack.get() + f.dataOffset + (f.holdEnd - f.holdBegin),
-                                   reinterpret_cast<const uint8_t *>(data.constData()) + f.holdBegin));
+                QVERIFY(!f.failed);
+                QVERIFY(holdsBytes(*b, f, data));
                 auto &own = ownedByChunk[f.fileIndex];
                 own.resize(size_t(f.fileSize));
                 for (int64_t i = f.ownBegin; i < f.ownEnd; ++i)
@@ -82,6 +138,7 @@ private Q_SLOTS:
                 QCOMPARE(f.firstChunk, f.ownBegin == 0);
             }
             QCOMPARE(b->ownedBytes, owned);
+            QVERIFY(b->problems.empty());
             for (const Segment &s : b->segments) {
                 const BatchFile &f = b->files[s.batchFile];
                 QVERIFY(s.ownBegin >= f.ownBegin && s.ownEnd <= f.ownEnd && s.ownBegin < s.ownEnd);
@@ -103,57 +160,143 @@ private Q_SLOTS:
                      "a byte in no segment or two");
     }
 
-    void fileThatShrankIsScannedAsFarAsItGoes()
+    void fileThatChangedSizeIsScannedAsFarAsItGoes_data()
     {
+        QTest::addColumn<int>("actual");
+        QTest::addColumn<qint64>("planned");
+        QTest::addColumn<qint64>("pieceBytes");
+        const qint64 whole = 8 << 20;
+        // Batches of 8192 bytes: the planned 50,000 bytes take seven chunks.
+        QTest::addRow("shrank inside its first chunk") << 5000 << qint64(50000) << whole;
+        QTest::addRow("shrank inside its first chunk, pieces of 1000") << 5000 << qint64(50000) << qint64(1000);
+        QTest::addRow("shrank inside a piece") << 5500 << qint64(50000) << qint64(1000);
+        QTest::addRow("shrank inside its third chunk") << 20000 << qint64(50000) << qint64(1000);
+        QTest::addRow("shrank inside its last chunk") << 49999 << qint64(50000) << qint64(777);
+        QTest::addRow("emptied") << 0 << qint64(50000) << qint64(1000);
+        QTest::addRow("grew: scanned at the planned size") << 60000 << qint64(50000) << qint64(1000);
+        QTest::addRow("grew, one piece per chunk") << 60000 << qint64(50000) << whole;
+    }
+
+    void fileThatChangedSizeIsScannedAsFarAsItGoes()
+    {
+        QFETCH(int, actual);
+        QFETCH(qint64, planned);
+        QFETCH(qint64, pieceBytes);
         QTemporaryDir tmp;
-        const QString path = tmp.path() + QLatin1String("/shrank");
-        QVERIFY(TestUtil::writeFile(path, QByteArray(5000, 'x')));
-        std::vector<std::unique_ptr<FileBatch>> batches;
-        Batcher batcher(
-            8, [] { return std::make_unique<FileBatch>(); },
-            [&](std::unique_ptr<FileBatch> b) { batches.push_back(std::move(b)); });
-        batcher.setSizes(8192, 1000);
-        // The walker saw 50,000 bytes; only 5,000 are there when the batch is read.
-        batcher.addFile({ QFile::encodeName(path), 50000 });
-        batcher.finish();
-        QCOMPARE(batches.size(), size_t(1));
-        const BatchFile &f = batches[0]->files[0];
-        QCOMPARE(f.fileSize, int64_t(5000));
-        QCOMPARE(f.ownEnd, int64_t(5000));
-        QVERIFY(f.lastChunk);
-        QCOMPARE(batches[0]->ownedBytes, int64_t(5000));
-        int64_t owned = 0;
-        for (const Segment &s : batches[0]->segments) {
-            QVERIFY(s.ownEnd <= 5000 && s.scanEnd <= 5000);
-            owned += s.ownEnd - s.ownBegin;
+        QRandomGenerator rng(11);
+        const QByteArray data = randomBytes(actual, rng);
+        const QByteArray after = randomBytes(20000, rng);
+        const QString path = tmp.path() + QLatin1String("/changed");
+        const QString afterPath = tmp.path() + QLatin1String("/after");
+        QVERIFY(TestUtil::writeFile(path, data));
+        QVERIFY(TestUtil::writeFile(afterPath, after));
+        const int overlap = 8;
+        // The walker saw `planned` bytes; `actual` are there when the batches are read.
+        const auto batches = batchFiles({ { QFile::encodeName(path), planned }, { QFile::encodeName(afterPath), 20000 } },
+                                        { overlap, 8192, 1000, pieceBytes });
+
+        const int64_t expected = std::min<int64_t>(actual, planned);
+        std::map<int, std::vector<int>> owners;
+        std::map<int, int64_t> lastSize;
+        for (const auto &b : batches) {
+            QVERIFY(b->problems.empty());
+            int64_t owned = 0;
+            for (const BatchFile &f : b->files) {
+                QVERIFY(!f.failed);
+                QVERIFY2(!lastSize.count(f.fileIndex), "a chunk after the last one");
+                QVERIFY(holdsBytes(*b, f, f.fileIndex == 0 ? data : after));
+                auto &own = owners[f.fileIndex];
+                own.resize(size_t(std::max<int64_t>(int64_t(own.size()), f.ownEnd)));
+                for (int64_t i = f.ownBegin; i < f.ownEnd; ++i)
+                    ++own[size_t(i)];
+                owned += f.ownEnd - f.ownBegin;
+                if (f.lastChunk)
+                    lastSize[f.fileIndex] = f.fileSize;
+            }
+            QCOMPARE(b->ownedBytes, owned);
+            for (const Segment &s : b->segments) {
+                const BatchFile &f = b->files[s.batchFile];
+                QVERIFY(s.ownBegin < s.ownEnd && s.ownEnd <= f.ownEnd && s.scanEnd <= f.fileSize);
+            }
         }
-        QCOMPARE(owned, int64_t(5000));
+        QCOMPARE(lastSize[0], expected);
+        QCOMPARE(lastSize[1], int64_t(20000));
+        QCOMPARE(int64_t(owners[0].size()), expected);
+        QCOMPARE(int64_t(owners[1].size()), int64_t(20000));
+        for (const auto &[file, counts] : owners)
+            QVERIFY2(std::all_of(counts.begin(), counts.end(), [](int c) { return c == 1; }), "a byte owned twice or never");
+    }
+
+    void unreadableFileIsReportedAndTheRestContinues_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<int>("error");
+        QTest::addColumn<qint64>("pieceBytes");
+        // Tests run as root, who can open a chmod 000 file: these fail to open for anyone.
+        QTest::addRow("vanished") << QStringLiteral("vanished") << ENOENT << qint64(8 << 20);
+        QTest::addRow("vanished, pieces of 1000") << QStringLiteral("vanished") << ENOENT << qint64(1000);
+        QTest::addRow("replaced by a FIFO") << QStringLiteral("fifo") << EINVAL << qint64(1000);
+        QTest::addRow("replaced by a folder") << QStringLiteral("folder") << EINVAL << qint64(1000);
+        QTest::addRow("replaced by a symlink") << QStringLiteral("symlink") << ELOOP << qint64(1000);
     }
 
     void unreadableFileIsReportedAndTheRestContinues()
     {
+        QFETCH(QString, kind);
+        QFETCH(int, error);
+        QFETCH(qint64, pieceBytes);
         QTemporaryDir tmp;
-        const QString good = tmp.path() + QLatin1String("/good");
-        QVERIFY(TestUtil::writeFile(good, "data"));
-        std::vector<std::unique_ptr<FileBatch>> batches;
-        Batcher batcher(
-            0, [] { return std::make_unique<FileBatch>(); },
-            [&](std::unique_ptr<FileBatch> b) { batches.push_back(std::move(b)); });
-        batcher.addFile({ QFile::encodeName(tmp.path() + QLatin1String("/gone")), 10 });
-        batcher.addFile({ QFile::encodeName(good), 4 });
-        batcher.finish();
-        QCOMPARE(batches.size(), size_t(1));
-        QCOMPARE(batches[0]->problems.size(), size_t(1));
-        QVERIFY(batches[0]->problems[0].path.endsWith("/gone"));
-        QVERIFY(batches[0]->problems[0].reason.contains(QLatin1String("No such file")));
-        QCOMPARE(batches[0]->files.size(), size_t(2));
-        QVERIFY(batches[0]->files[0].failed);
-        QVERIFY(batches[0]->segments.size() >= 1);
-        for (const Segment &s : batches[0]->segments)
-            QCOMPARE(s.batchFile, uint32_t(1));
-        QVERIFY(!batches[0]->files[1].failed);
-        QCOMPARE(batches[0]->files[1].fileSize, int64_t(4));
-        QCOMPARE(batches[0]->ownedBytes, int64_t(4));
+        QRandomGenerator rng(5);
+        const QByteArray before = randomBytes(3000, rng);
+        const QByteArray after = randomBytes(20000, rng);
+        const QByteArray beforePath = QFile::encodeName(tmp.path() + QLatin1String("/before"));
+        const QByteArray afterPath = QFile::encodeName(tmp.path() + QLatin1String("/after"));
+        const QByteArray bad = QFile::encodeName(tmp.path() + QLatin1String("/bad"));
+        QVERIFY(TestUtil::writeFile(QFile::decodeName(beforePath), before));
+        QVERIFY(TestUtil::writeFile(QFile::decodeName(afterPath), after));
+        if (kind == QLatin1String("fifo"))
+            QVERIFY(::mkfifo(bad.constData(), 0644) == 0);
+        else if (kind == QLatin1String("folder"))
+            QVERIFY(::mkdir(bad.constData(), 0755) == 0);
+        else if (kind == QLatin1String("symlink"))
+            QVERIFY(::symlink(afterPath.constData(), bad.constData()) == 0);
+
+        const int fds = openFds();
+        // Planned larger than a batch: the chunks after the first are not read either.
+        const auto batches = batchFiles({ { beforePath, 3000 }, { bad, 50000 }, { afterPath, 20000 } },
+                                        { 0, 8192, 1000, pieceBytes });
+        QCOMPARE(openFds(), fds);
+
+        std::vector<FileProblem> problems;
+        std::map<int, int64_t> owned;
+        std::map<int, int64_t> lastSize;
+        int badChunks = 0;
+        for (const auto &b : batches) {
+            problems.insert(problems.end(), b->problems.begin(), b->problems.end());
+            for (const BatchFile &f : b->files) {
+                if (f.fileIndex == 1) {
+                    ++badChunks;
+                    QVERIFY(f.failed);
+                    QCOMPARE(f.ownEnd, f.ownBegin);
+                    continue;
+                }
+                QVERIFY(!f.failed);
+                QVERIFY(holdsBytes(*b, f, f.fileIndex == 0 ? before : after));
+                owned[f.fileIndex] += f.ownEnd - f.ownBegin;
+                if (f.lastChunk)
+                    lastSize[f.fileIndex] = f.fileSize;
+            }
+            for (const Segment &s : b->segments)
+                QVERIFY(b->files[s.batchFile].fileIndex != 1);
+        }
+        QCOMPARE(badChunks, 1);
+        QCOMPARE(problems.size(), size_t(1));
+        QCOMPARE(problems[0].path, bad);
+        QCOMPARE(problems[0].reason, QStringLiteral("cannot open: ") + QString::fromLocal8Bit(std::strerror(error)));
+        QCOMPARE(owned[0], int64_t(3000));
+        QCOMPARE(owned[2], int64_t(20000));
+        QCOMPARE(lastSize[0], int64_t(3000));
+        QCOMPARE(lastSize[2], int64_t(20000));
     }
 };
 
