@@ -22,16 +22,6 @@
 // carry the item and generation like hits and take their place in the ring (and its attempt counter), so the
 // host filters generations and re-runs full rings for both alike. Runs of `{ 00 00 00 00 }` in zeroed pages
 // then cost a handful of entries per piece instead of one per byte.
-//
-// Hot-state cache: a walk over bytes that mostly do not match spends nearly all its time in a few shallow states,
-// and subset construction numbers states breadth-first (minimization keeps that order), so the rows of a group's
-// first states are kept in shared memory, 16 bits an entry, and only deeper states read `trans` (an uncoalesced
-// gather: every lane a different address each byte). The cache needs one group per workgroup at a time, so main
-// items are claimed by workgroup: invocation 0 claims a block of consecutive items (items of one group are
-// consecutive), the block is scanned one group at a time (the cache reloaded when the group changes), and within a
-// group's part of the block invocations take items one at a time from a shared counter, so that one that finishes
-// early takes more. A block of more than two groups (few segments; on Mesa, of more than one) is scanned without
-// the cache. Fix-up passes, and stateCacheEntries 0, keep the per-invocation claiming and read `trans` only.
 #version 440
 
 #ifndef WG_SIZE
@@ -55,14 +45,14 @@ layout(std140, binding = 0) uniform Params
     uint unboundedBase; // word offset of the unbounded items' arrays in ItemState
     uint carryBase;     // word offset of the carried states in Segments
     uint generation;    // fix-up: the generation this pass gives the items it scans again
-    uint stateCacheEntries; // most transitions of a group held in shared memory; 0: no cache, claim per invocation
+    uint pad0;
     uint pad1;
 };
 
 layout(std430, binding = 1) readonly buffer Haystack { uint hay[]; };
 layout(std430, binding = 2) readonly buffer Transitions { uint trans[]; };
 // Group descriptors (12 words each: transitions base, classes, class base, accept index base, accept entry
-// base, start states for the three contexts, unbounded index or ~0, transitions), the unbounded groups' indices, byte
+// base, start states for the three contexts, unbounded index or ~0), the unbounded groups' indices, byte
 // classes (256 words per group), accept indices and entries.
 layout(std430, binding = 3) readonly buffer Aux { uint aux[]; };
 // Per segment, 8 words: haystack offset of the bounded scan's start, its length, own begin, own end (relative
@@ -87,25 +77,6 @@ const uint NONE = 0xffffffffu;
 // every byte's path, the transition look-up cannot be shared.
 const uint SHARED_GROUPS = 16u;
 shared uint sharedClasses[SHARED_GROUPS * 64u];
-
-// The hot-state cache: transitions of the first states of one group, two 16-bit entries a word (the target state,
-// premultiplied, and the accept flag in bit 15; CACHE_MISS where the target does not fit in 15 bits). With the
-// byte classes it stays within 32 KiB (lavapipe's limit; 48 KiB on NVIDIA); smaller workgroups get less, so that
-// shared memory does not cap how many of them a multiprocessor holds.
-#ifndef CACHE_WORDS
-#if WG_SIZE >= 128
-#define CACHE_WORDS 6144
-#else
-#define CACHE_WORDS (WG_SIZE * 48)
-#endif
-#endif
-shared uint stateCache[CACHE_WORDS];
-const uint CACHE_MISS = 0x7fffu;
-// [0] the block claimed, [1] the next item of the block's part being scanned, [2] nonzero once a cache load was
-// cut short (Mesa's loop limit): the cache is not used again in this dispatch.
-shared uint blockShared[3];
-// Premultiplied states below this have their rows in stateCache; uniform per workgroup, 0 outside cached parts.
-uint cacheLimit;
 
 const uint ACCEPT_FLAG = 0x80000000u;
 const uint STATE_MASK = 0x7fffffffu;
@@ -253,18 +224,6 @@ uint classOf(uint g, uint cBase, uint byteValue)
     return aux[cBase + byteValue];
 }
 
-// One transition: from shared memory when state s is cached and its target fits, else from the table.
-uint nextEntry(uint tBase, uint s, uint c)
-{
-    uint idx = s + c;
-    if (s < cacheLimit) {
-        uint v = (stateCache[idx >> 1] >> ((idx & 1u) << 4)) & 0xffffu;
-        if ((v & 0x7fffu) != CACHE_MISS)
-            return (v & 0x7fffu) | ((v & 0x8000u) << 16);
-    }
-    return trans[tBase + idx];
-}
-
 void recordAt(Run r, uint pos, uint s)
 {
     if (pos == r.exitPos)
@@ -297,7 +256,7 @@ bool walkPiece(Run r)
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
-        uint e = nextEntry(tBase, s, classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu));
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
@@ -313,7 +272,7 @@ bool walkPiece(Run r)
                 uint pos = i + w * 4u + k;
                 if (r.uItem != NONE)
                     recordAt(r, pos, s);
-                uint e = nextEntry(tBase, s, classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu));
+                uint e = trans[tBase + s + classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu)];
                 s = e & STATE_MASK;
                 if ((e & ACCEPT_FLAG) != 0u)
                     intact = emitAccepts(r, s, pos, numClasses, aiBase, aeBase, false) && intact;
@@ -327,7 +286,7 @@ bool walkPiece(Run r)
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
-        uint e = nextEntry(tBase, s, classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu));
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
@@ -444,108 +403,9 @@ bool runFixup(uint idx)
     return scanPiece(r);
 }
 
-uint encodeEntry(uint e)
-{
-    uint target = e & STATE_MASK;
-    return target < CACHE_MISS ? target | ((e >> 16) & 0x8000u) : CACHE_MISS;
-}
-
-// Rows of group g's first states into stateCache, as many as fit (all of a small table); returns the cached limit
-// (premultiplied). Workgroup-uniform; the caller puts a barrier between this and any use.
-uint loadCache(uint g)
-{
-    uint gw = g * GROUP_WORDS;
-    uint tBase = aux[gw];
-    uint numClasses = aux[gw + 1u];
-    uint limit = min(min(aux[gw + 9u], stateCacheEntries), CACHE_WORDS * 2u);
-    limit -= limit % numClasses;
-    uint words = (limit + 1u) / 2u;
-    uint k = gl_LocalInvocationID.x;
-    for (; k < words; k += gl_WorkGroupSize.x) {
-        uint lo = encodeEntry(trans[tBase + 2u * k]);
-        uint hi = 2u * k + 1u < limit ? encodeEntry(trans[tBase + 2u * k + 1u]) : CACHE_MISS;
-        stateCache[k] = lo | (hi << 16);
-    }
-    if (k < words)
-        blockShared[2] = 1u;
-    return limit;
-}
-
-void runItem(uint idx)
-{
-    bool completed = mode == 0u ? runMain(idx) : runFixup(idx);
-    if (completed)
-        atomicAdd(queue[counterSlot], 1u);
-}
-
-// Main items claimed by workgroup, scanned with the hot-state cache (see the top of the file). barrier() only in
-// workgroup-uniform control flow: every bound below comes from Params or from shared words read after a barrier.
-void scanBlocks()
-{
-    uint lid = gl_LocalInvocationID.x;
-    // With a budget (Mesa) each invocation takes at most one item per block, as it took one item before; else
-    // blocks of up to four items per invocation, fewer when there are few items per invocation (so that every
-    // workgroup still gets some).
-    uint blockItems = gl_WorkGroupSize.x;
-    if (budget == 0u)
-        blockItems *= clamp(numItems / (gl_NumWorkGroups.x * gl_WorkGroupSize.x * 4u), 1u, 4u);
-    uint cachedGroup = NONE;
-    uint cachedLimit = 0u;
-    uint taken = 0u;
-    for (;;) {
-        if (budget != 0u && taken >= budget)
-            break;
-        if (lid == 0u)
-            blockShared[0] = atomicAdd(queue[headSlot], blockItems);
-        barrier();
-        uint blockStart = blockShared[0];
-        if (blockStart >= numItems)
-            break;
-        ++taken;
-        uint blockEnd = blockStart + min(blockItems, numItems - blockStart);
-        uint firstGroup = blockStart / numSegments;
-        uint lastGroup = (blockEnd - 1u) / numSegments;
-        // Mesa counts loop iterations per SIMD batch of invocations: parts scanned one after the other would add up
-        // the byte loops of lanes that share one, so there (budget) a block of two groups is scanned as one part.
-        bool cached = lastGroup - firstGroup <= (budget != 0u ? 0u : 1u);
-        uint parts = cached ? lastGroup - firstGroup + 1u : 1u;
-        uint from = blockStart;
-        // A part is the block's items of one group (or the whole block, uncached). Items not scanned because a
-        // loop was cut do not count as completed: the host sees it.
-        for (uint k = 0u; k < parts; ++k) {
-            uint g = firstGroup + k;
-            uint to = cached ? min(blockEnd, (g + 1u) * numSegments) : blockEnd;
-            barrier(); // everyone has read blockShared[0] and is done with the previous part's counter and cache
-            if (lid == 0u)
-                blockShared[1] = from;
-            if (cached && g != cachedGroup) {
-                cachedLimit = loadCache(g);
-                cachedGroup = g;
-            }
-            barrier();
-            cacheLimit = cached && blockShared[2] == 0u ? cachedLimit : 0u;
-            if (budget != 0u) {
-                uint idx = blockStart + lid;
-                if (idx >= from && idx < to)
-                    runItem(idx);
-            } else {
-                for (;;) {
-                    uint idx = atomicAdd(blockShared[1], 1u);
-                    if (idx >= to)
-                        break;
-                    runItem(idx);
-                }
-            }
-            from = to;
-        }
-    }
-}
-
 void main()
 {
     // Byte classes of the first groups into shared memory, packed four to a word.
-    if (gl_LocalInvocationID.x == 0u)
-        blockShared[2] = 0u;
     uint sharedGroups = min(numGroups, SHARED_GROUPS);
     for (uint k = gl_LocalInvocationID.x; k < sharedGroups * 64u; k += gl_WorkGroupSize.x) {
         uint g = k / 64u;
@@ -555,11 +415,6 @@ void main()
     barrier();
 
     clearCounts();
-    cacheLimit = 0u;
-    if (mode == 0u && stateCacheEntries != 0u) {
-        scanBlocks();
-        return;
-    }
     uint taken = 0u;
     for (;;) {
         if (budget != 0u && taken >= budget)
@@ -567,7 +422,9 @@ void main()
         uint idx = atomicAdd(queue[headSlot], 1u);
         if (idx >= numItems)
             break;
-        runItem(idx);
+        bool completed = mode == 0u ? runMain(idx) : runFixup(idx);
+        if (completed)
+            atomicAdd(queue[counterSlot], 1u);
         ++taken;
     }
 }

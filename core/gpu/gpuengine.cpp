@@ -72,8 +72,7 @@ struct ParamsBlock
     uint32_t unboundedBase;
     uint32_t carryBase;
     uint32_t generation;
-    uint32_t stateCacheEntries;
-    uint32_t pad;
+    uint32_t pad[2];
 };
 
 constexpr uint32_t kEndsFile = 1;
@@ -187,16 +186,6 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
         || name.contains(QLatin1String("lavapipe")) || name.contains(QLatin1String("softpipe"));
     m_timer = std::make_unique<GpuTimer>(*m_device);
     m_profile = qEnvironmentVariableIsSet("HITSCOPE_GPU_PROFILE");
-    // For comparisons on one device: HITSCOPE_GPU_NO_STATE_CACHE=1 scans as before the hot-state cache (per-invocation
-    // claiming, every transition from the table); HITSCOPE_GPU_STATE_CACHE_ENTRIES=N caches at most N transitions.
-    if (qEnvironmentVariableIntValue("HITSCOPE_GPU_NO_STATE_CACHE") != 0) {
-        m_stateCacheEntries = 0;
-    } else {
-        bool ok = false;
-        const uint entries = qEnvironmentVariable("HITSCOPE_GPU_STATE_CACHE_ENTRIES").toUInt(&ok);
-        if (ok)
-            m_stateCacheEntries = entries;
-    }
 }
 
 GpuEngine::~GpuEngine()
@@ -228,11 +217,6 @@ int64_t GpuEngine::maxBatchBytes() const
     if (l.maxBufferBytes > 0)
         limit = std::min(limit, l.maxBufferBytes);
     return std::min<int64_t>(limit, (int64_t(1) << 31) - 4096) & ~int64_t(4095);
-}
-
-void GpuEngine::setStateCacheEntries(uint32_t entries)
-{
-    m_stateCacheEntries = entries;
 }
 
 void GpuEngine::setCountedPatterns(const std::vector<bool> &counted)
@@ -380,7 +364,6 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
         desc[1] = d.numClasses;
         std::copy(d.start.begin(), d.start.end(), desc + 5);
         desc[8] = catalog.groups[g].unbounded() ? unbounded++ : kNone;
-        desc[9] = uint32_t(d.transitions.size()); // how much of the table the kernel's state cache can hold
         trans.insert(trans.end(), d.transitions.begin(), d.transitions.end());
     }
     for (size_t g = 0; g < catalog.groups.size(); ++g)
@@ -575,7 +558,6 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
             p.unboundedBase = uint32_t(unboundedBase);
             p.carryBase = uint32_t(carryBase);
             p.generation = ph.generation;
-            p.stateCacheEntries = m_stateCacheEntries;
             std::memcpy(out.data() + k * (sizeof(ParamsBlock) / 4), &p, sizeof p);
         }
         return out;

@@ -46,20 +46,9 @@ public:
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 
-    /**
-     * Transitions per group the kernel keeps in shared memory (the rows of its first, shallowest states; at most
-     * what the kernel has room for): all by default, 0 for none (then items are also claimed one per invocation,
-     * as before the cache). From the environment at creation: HITSCOPE_GPU_NO_STATE_CACHE=1 for 0,
-     * HITSCOPE_GPU_STATE_CACHE_ENTRIES=N for N.
-     */
-    void setStateCacheEntries(uint32_t entries);
-    uint32_t stateCacheEntries() const { return m_stateCacheEntries; }
-
     RhiDevice &device() { return *m_device; }
     /// True on Mesa's software drivers, where an invocation may run only 65,535 loop iterations.
     bool loopLimited() const { return m_loopLimited; }
-    /// Tests only: runs the unbounded path (no budget, whole items) on Mesa too, over inputs small enough for its limit.
-    void setLoopLimited(bool limited) { m_loopLimited = limited; }
 
     /**
      * Kernel time with the data resident: uploads the batch once, then runs its dispatches `repeats` times
@@ -121,7 +110,6 @@ private:
     std::unique_ptr<VulkanStaging> m_staging;
     std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating
     bool m_profile = false;               // HITSCOPE_GPU_PROFILE: per-batch host phase times on stderr
-    uint32_t m_stateCacheEntries = 0xffffffffu;
 };
 
 } // namespace Hitscope

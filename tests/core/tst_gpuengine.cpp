@@ -3,8 +3,6 @@
 // size and worker-group count, with a hit ring of capacity 1, across segment and batch boundaries; on whatever
 // Vulkan the machine has (lavapipe in CI, which also checks Mesa's loop limit), with the validation layer on.
 // Counted patterns (Engine::setCountedPatterns): the same hits and per-file counts as the CPU engine.
-// The kernel's hot-state cache: the same hits with no cache, a cache of a few states (most walks leave it), and
-// the whole cache, with blocks of one, two and many groups per workgroup.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -213,7 +211,6 @@ private:
     std::vector<bool> m_counted;
     RawOutcome m_cpuCounted;
     RawOutcome m_cpuUncounted;
-    uint32_t m_stateCache = 0; // the engine's setting at creation (from the environment)
 
 private Q_SLOTS:
     void initTestCase()
@@ -226,7 +223,6 @@ private Q_SLOTS:
         if (!m_gpu)
             QSKIP(qPrintable(QStringLiteral("no Vulkan compute device: ") + error));
         RhiDevice::clearValidationMessages();
-        m_stateCache = m_gpu->stateCacheEntries();
 
         m_case = TestUtil::generateCase(m_tmp.path(), 4242, 3000);
         // Thousands of literals on top of the generated lists: random words, many of them present.
@@ -298,12 +294,7 @@ private Q_SLOTS:
     // QRhi resources go while the application and its Vulkan instance still exist.
     void cleanupTestCase() { m_gpu.reset(); }
 
-    void init()
-    {
-        RhiDevice::clearValidationMessages();
-        if (m_gpu)
-            m_gpu->setStateCacheEntries(m_stateCache);
-    }
+    void init() { RhiDevice::clearValidationMessages(); }
     void cleanup()
     {
         QVERIFY2(RhiDevice::validationMessageCount() == 0,
@@ -348,121 +339,15 @@ private Q_SLOTS:
         }
     }
 
-    void stateCacheSameHitsAsCpu_data()
-    {
-        // Segments of 3000 bytes in batches of 256 KiB: about 90 segments a batch and fewer in the last ones, so
-        // that a workgroup's block of items holds one group (workgroup 32), two, or many (512: no cache). Smaller
-        // batches hold only a few segments each: every block spans many groups.
-        QTest::addColumn<int>("workgroupSize");
-        QTest::addColumn<int>("workerGroups");
-        QTest::addColumn<qint64>("hitCapacity");
-        QTest::addColumn<uint>("cacheEntries");
-        QTest::addColumn<qint64>("batchBytes");
-        const uint all = 0xffffffffu;
-        const qint64 batch = 256 << 10;
-        QTest::addRow("no state cache") << 64 << 0 << qint64(0) << 0u << batch;
-        QTest::addRow("a few states cached, workgroup 32") << 32 << 0 << qint64(0) << 200u << batch;
-        QTest::addRow("a few states cached, workgroup 128") << 128 << 0 << qint64(0) << 200u << batch;
-        QTest::addRow("one state's row and a half") << 64 << 3 << qint64(0) << 100u << batch;
-        QTest::addRow("odd number of entries, hit ring of capacity 1") << 64 << 0 << qint64(1) << 1001u << batch;
-        QTest::addRow("whole cache, workgroup 32, one group") << 32 << 1 << qint64(0) << all << batch;
-        QTest::addRow("whole cache, workgroup 64, two groups") << 64 << 2 << qint64(0) << all << batch;
-        QTest::addRow("whole cache, workgroup 128") << 128 << 0 << qint64(0) << all << batch;
-        QTest::addRow("whole cache, workgroup 256") << 256 << 0 << qint64(0) << all << batch;
-        QTest::addRow("whole cache, small batches, workgroup 32") << 32 << 0 << qint64(0) << all << qint64(24 << 10);
-        QTest::addRow("whole cache, small batches, workgroup 256") << 256 << 1 << qint64(0) << all << qint64(24 << 10);
-    }
-
-    void stateCacheSameHitsAsCpu()
-    {
-        QFETCH(int, workgroupSize);
-        QFETCH(int, workerGroups);
-        QFETCH(qint64, hitCapacity);
-        QFETCH(uint, cacheEntries);
-        QFETCH(qint64, batchBytes);
-        // Groups larger than the kernel's cache (12,288 entries at most) and groups it holds whole.
-        auto entries = [](const DfaGroup &g) { return g.dfa.transitions.size(); };
-        QVERIFY(std::any_of(m_catalog.groups.begin(), m_catalog.groups.end(),
-                            [&](const DfaGroup &g) { return entries(g) > 12288; }));
-        QVERIFY(std::any_of(m_catalog.groups.begin(), m_catalog.groups.end(),
-                            [&](const DfaGroup &g) { return entries(g) < 2000; }));
-        LaunchParams p = m_base;
-        p.workgroupSize = workgroupSize;
-        p.workerGroups = workerGroups;
-        p.hitCapacity = hitCapacity;
-        p.batchBytes = batchBytes;
-        p.timeoutMs = 0;
-        m_gpu->setStateCacheEntries(cacheEntries);
-        CpuEngine cpu;
-        const ScanOutcome want = batchBytes == m_base.batchBytes ? m_cpu : scanWith(cpu, m_rules, m_catalog, m_case.dir, p);
-        const ScanOutcome gpu = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
-        QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
-        QCOMPARE(gpu.files, want.files);
-        QCOMPARE(gpu.hits.size(), want.hits.size());
-        QVERIFY(gpu.hits == want.hits);
-        for (const BatchTelemetry &t : gpu.batches)
-            QCOMPARE(t.engine, QStringLiteral("gpu"));
-    }
-
-    void stateCacheWithoutLoopBudget_data()
-    {
-        QTest::addColumn<int>("workgroupSize");
-        QTest::addColumn<int>("workerGroups");
-        QTest::addColumn<uint>("cacheEntries");
-        QTest::addRow("one group of 32: blocks of four items a lane") << 32 << 1 << 0xffffffffu;
-        QTest::addRow("two groups of 64") << 64 << 2 << 0xffffffffu;
-        QTest::addRow("a few states cached") << 32 << 1 << 150u;
-        QTest::addRow("automatic groups") << 64 << 0 << 0xffffffffu;
-        QTest::addRow("no state cache") << 32 << 1 << 0u;
-    }
-
-    void stateCacheWithoutLoopBudget()
-    {
-        // What a large GPU runs: no per-invocation budget, so a workgroup claims blocks of several items per lane
-        // and its lanes take the items of a block from a shared counter. On Mesa only over a corpus small enough
-        // for its loop limit (a cut loop would show as a notice: the batch re-run on the CPU).
-        QFETCH(int, workgroupSize);
-        QFETCH(int, workerGroups);
-        QFETCH(uint, cacheEntries);
-        QTemporaryDir tmp;
-        QRandomGenerator rng(1234);
-        for (int i = 0; i < 24; ++i) {
-            QByteArray data = countedContent(rng, int(rng.bounded(i % 4 == 0 ? 2500 : 400)));
-            if (data.size() > 20)
-                data.replace(int(rng.bounded(data.size() - 10)), 6, "needle");
-            QVERIFY(TestUtil::writeFile(tmp.path() + QStringLiteral("/f%1.bin").arg(i), data));
-        }
-        LaunchParams p = m_base;
-        p.segmentBytes = 100;
-        p.workgroupSize = workgroupSize;
-        p.workerGroups = workerGroups;
-        p.timeoutMs = 0;
-        CpuEngine cpu;
-        const ScanOutcome want = scanWith(cpu, m_rules, m_catalog, tmp.path(), p);
-        m_gpu->setStateCacheEntries(cacheEntries);
-        const bool limited = m_gpu->loopLimited();
-        m_gpu->setLoopLimited(false);
-        const ScanOutcome got = scanWith(*m_gpu, m_rules, m_catalog, tmp.path(), p);
-        m_gpu->setLoopLimited(limited);
-        QVERIFY2(got.notices.empty(), got.notices.empty() ? "" : qPrintable(got.notices.front()));
-        QVERIFY(want.hits.size() > 20);
-        QCOMPARE(got.hits.size(), want.hits.size());
-        QVERIFY(got.hits == want.hits);
-    }
-
     void countedSameAsCpu_data()
     {
         QTest::addColumn<int>("workgroupSize");
         QTest::addColumn<int>("workerGroups");
         QTest::addColumn<qint64>("hitCapacity");
-        QTest::addColumn<uint>("cacheEntries");
-        const uint all = 0xffffffffu;
         for (int wg : { 32, 64, 128, 256, 512 })
-            QTest::addRow("workgroup %d, automatic groups", wg) << wg << 0 << qint64(0) << all;
-        QTest::addRow("hit ring of capacity 1") << 64 << 0 << qint64(1) << all;
-        QTest::addRow("hit ring of capacity 1, one group of 512") << 512 << 1 << qint64(1) << all;
-        QTest::addRow("no state cache") << 64 << 0 << qint64(0) << 0u;
-        QTest::addRow("a few states cached") << 32 << 0 << qint64(0) << 60u;
+            QTest::addRow("workgroup %d, automatic groups", wg) << wg << 0 << qint64(0);
+        QTest::addRow("hit ring of capacity 1") << 64 << 0 << qint64(1);
+        QTest::addRow("hit ring of capacity 1, one group of 512") << 512 << 1 << qint64(1);
     }
 
     void countedSameAsCpu()
@@ -470,8 +355,6 @@ private Q_SLOTS:
         QFETCH(int, workgroupSize);
         QFETCH(int, workerGroups);
         QFETCH(qint64, hitCapacity);
-        QFETCH(uint, cacheEntries);
-        m_gpu->setStateCacheEntries(cacheEntries);
         LaunchParams p = m_base;
         p.workgroupSize = workgroupSize;
         p.workerGroups = workerGroups;
