@@ -78,7 +78,8 @@ QString CliArgs::helpText()
         "      --timeout MS        a GPU batch slower than this is re-run on the CPU (default 10000)\n"
         "      --validation        GPU: enable the Vulkan validation layer\n"
         "  -j, --threads N         CPU engine threads (default: one per core)\n"
-        "      --batch-bytes N     bytes per batch (default 64M)\n"
+        "      --batch-bytes N     bytes per batch (default 256M on a GPU, 64M on the CPU and Mesa's software\n"
+        "                          Vulkan)\n"
         "      --segment-bytes N   bytes per work item of bounded patterns (default 256K on the CPU,\n"
         "                          4K on a GPU, 15K on Mesa's software Vulkan)\n"
         "\n"
@@ -188,6 +189,7 @@ QString CliArgs::parse(int argc, char **argv)
             }
         } else if (is(nullptr, "--batch-bytes")) {
             err = sizeValue(a, &params.batchBytes);
+            batchBytesSet = true;
         } else if (is(nullptr, "--segment-bytes")) {
             err = sizeValue(a, &params.segmentBytes);
             segmentBytesSet = true;

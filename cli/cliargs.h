@@ -24,6 +24,7 @@ struct CliArgs
     bool quietProblems = false;
     QString telemetryFile;
     bool segmentBytesSet = false;
+    bool batchBytesSet = false;
     bool validation = false;
     Hitscope::WalkOptions walk;
     Hitscope::LaunchParams params;

@@ -159,6 +159,8 @@ int runScanCommand(const CliArgs &args)
     }
     Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
     LaunchParams params = args.params;
+    if (!args.batchBytesSet)
+        params.batchBytes = engine.preferredBatchBytes();
     if (!args.segmentBytesSet)
         params.segmentBytes = engine.preferredSegmentBytes();
     Scanner scanner(rules, catalog, engine);

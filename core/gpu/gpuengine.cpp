@@ -228,6 +228,13 @@ void GpuEngine::setCountedPatterns(const std::vector<bool> &counted)
     m_fallback.setCountedPatterns(counted);
 }
 
+int64_t GpuEngine::preferredBatchBytes() const
+{
+    // On the H200, 256 MiB batches scanned lits_1000 end to end at 6.4 GB/s where 64 MiB gave 5.6 (fixed costs
+    // per batch; docs/benchmarks.md). Mesa's software drivers gain nothing from larger ones.
+    return m_loopLimited ? Engine::preferredBatchBytes() : std::min<int64_t>(int64_t(256) << 20, maxBatchBytes());
+}
+
 int64_t GpuEngine::preferredSegmentBytes() const
 {
     // Throughput needs on the order of 100,000 items in flight on a large GPU: small segments.

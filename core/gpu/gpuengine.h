@@ -40,6 +40,7 @@ public:
 
     QString name() const override;
     int64_t maxBatchBytes() const override;
+    int64_t preferredBatchBytes() const override;
     int64_t preferredSegmentBytes() const override;
     /// Counted in the kernel: one ring entry per run of a counted pattern's ends rather than one per end.
     void setCountedPatterns(const std::vector<bool> &counted) override;

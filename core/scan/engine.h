@@ -25,6 +25,8 @@ public:
     virtual QString name() const = 0;
     /// Largest haystack one batch may have on this engine (a GPU binding limit, say).
     virtual int64_t maxBatchBytes() const { return INT64_MAX; }
+    /// Batch size that suits this engine when the user chose none.
+    virtual int64_t preferredBatchBytes() const { return 64 << 20; }
     /// Segment size that suits this engine when the user chose none.
     virtual int64_t preferredSegmentBytes() const { return 256 << 10; }
     /// Patterns whose ends the caller only counts (counted[pattern]; see Scanner::setListHits): an engine may
