@@ -141,15 +141,29 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes)
 }
 } // namespace
 
+struct Batcher::Read
+{
+    std::unique_ptr<FileBatch> batch;
+    std::vector<Outcome> outcomes;
+    std::atomic_bool done { false };
+    std::thread thread;
+};
+
 Batcher::Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool *cancelled)
     : m_overlap(overlap)
     , m_acquire(std::move(acquire))
     , m_emit(std::move(emit))
+    , m_plan(std::make_unique<FileBatch>())
     , m_cancelled(cancelled)
 {
+    m_plan->index = -1; // no batch being planned
 }
 
-Batcher::~Batcher() = default;
+Batcher::~Batcher()
+{
+    if (m_read)
+        m_read->thread.join();
+}
 
 void Batcher::setReadThreads(int threads)
 {
@@ -168,33 +182,70 @@ void Batcher::setSizes(int64_t batchBytes, int64_t segmentBytes)
     m_segmentBytes = std::max<int64_t>(segmentBytes, 64);
 }
 
-void Batcher::ensureBatch()
+void Batcher::ensurePlan()
 {
-    if (m_batch)
+    if (m_plan->index >= 0)
         return;
-    m_batch = m_acquire();
-    m_batch->clear();
-    m_batch->index = m_nextBatchIndex++;
-    m_batch->overlap = m_overlap;
-    if (m_batch->capacity < m_batchBytes) {
-        m_batch->haystack = allocateHaystack(m_batchBytes);
-        m_batch->capacity = m_batchBytes;
-    }
+    m_plan->index = m_nextBatchIndex++;
+    m_plan->overlap = m_overlap;
+    m_plan->capacity = m_batchBytes;
 }
 
 void Batcher::flush()
 {
-    if (m_batch && !m_batch->files.empty())
-        readBatch();
-    if (m_batch && (!m_batch->files.empty() || !m_batch->problems.empty()))
-        m_emit(std::move(m_batch));
-    m_batch.reset();
+    if (m_plan->index < 0)
+        return;
+    // Batches leave in order: the one being read first. Only then is a buffer taken for this one, so the
+    // batcher never holds two while the scan waits for one.
+    collect();
+    // Collecting may have dropped the plan's only chunk (its file ended in the batch before).
+    if (m_plan->files.empty() && m_plan->problems.empty())
+        return;
+    std::unique_ptr<FileBatch> batch = m_acquire();
+    if (!batch) { // the scan closed its pool of buffers: it has stopped
+        m_plan->clear();
+        m_plan->index = -1;
+        return;
+    }
+    if (batch->capacity < m_plan->capacity) {
+        batch->haystack = allocateHaystack(m_plan->capacity);
+        batch->capacity = m_plan->capacity;
+    }
+    // Swapped rather than moved: the plan keeps the recycled batch's vectors and their memory.
+    batch->clear();
+    std::swap(batch->files, m_plan->files);
+    std::swap(batch->segments, m_plan->segments);
+    std::swap(batch->problems, m_plan->problems);
+    batch->index = m_plan->index;
+    batch->overlap = m_plan->overlap;
+    batch->used = m_plan->used;
+    batch->ownedBytes = m_plan->ownedBytes;
+    m_plan->clear();
+    m_plan->index = -1;
+    if (batch->files.empty()) {
+        m_emit(std::move(batch));
+        return;
+    }
+    m_read = std::make_unique<Read>();
+    m_read->batch = std::move(batch);
+    Read *read = m_read.get();
+    read->thread = std::thread([read, threads = m_readThreads, pieceBytes = m_pieceBytes] {
+        read->outcomes = readChunks(*read->batch, threads, pieceBytes);
+        read->done.store(true, std::memory_order_release);
+    });
+}
+
+void Batcher::collectIfRead()
+{
+    if (m_read && m_read->done.load(std::memory_order_acquire))
+        collect();
 }
 
 void Batcher::addProblem(const FileProblem &problem)
 {
-    ensureBatch();
-    m_batch->problems.push_back(problem);
+    collectIfRead();
+    ensurePlan();
+    m_plan->problems.push_back(problem);
 }
 
 void Batcher::addSegments(const BatchFile &file, uint32_t batchFileIndex)
@@ -206,12 +257,14 @@ void Batcher::addSegments(const BatchFile &file, uint32_t batchFileIndex)
         s.ownEnd = std::min(file.ownEnd, b + m_segmentBytes);
         s.scanBegin = std::max<int64_t>(0, b - m_overlap);
         s.scanEnd = std::min(file.fileSize, s.ownEnd + 1);
-        m_batch->segments.push_back(s);
+        m_plan->segments.push_back(s);
     }
 }
 
 void Batcher::addFile(const FileEntry &entry)
 {
+    // Emitted as soon as it is read, not when the batch being planned is full: the scan may be waiting for it.
+    collectIfRead();
     // Only planned here: the bytes are read at flush(), by several threads at once.
     const int fileIndex = m_nextFileIndex++;
     const int64_t size = entry.size;
@@ -220,11 +273,11 @@ void Batcher::addFile(const FileEntry &entry)
     for (;;) {
         if (m_cancelled && *m_cancelled)
             break;
-        ensureBatch();
+        ensurePlan();
         const int64_t context = pos > 0 ? std::min<int64_t>(pos, m_overlap + 1) : 0;
-        int64_t room = m_batch->capacity - m_batch->used - context - 1;
+        int64_t room = m_plan->capacity - m_plan->used - context - 1;
         // Start a fresh batch rather than owning a sliver of a large file here.
-        if (room < std::min<int64_t>(size - pos, 64 << 10) && !m_batch->files.empty()) {
+        if (room < std::min<int64_t>(size - pos, 64 << 10) && !m_plan->files.empty()) {
             flush();
             continue;
         }
@@ -238,28 +291,33 @@ void Batcher::addFile(const FileEntry &entry)
         f.ownEnd = std::min(size, pos + room);
         f.holdBegin = pos - context;
         f.holdEnd = std::min(size, f.ownEnd + 1);
-        f.dataOffset = m_batch->used;
+        f.dataOffset = m_plan->used;
         f.firstChunk = first;
         f.lastChunk = f.ownEnd >= size;
-        m_batch->used += f.holdEnd - f.holdBegin;
-        m_batch->ownedBytes += f.ownEnd - f.ownBegin;
-        m_batch->files.push_back(f);
-        addSegments(m_batch->files.back(), uint32_t(m_batch->files.size() - 1));
+        m_plan->used += f.holdEnd - f.holdBegin;
+        m_plan->ownedBytes += f.ownEnd - f.ownBegin;
+        m_plan->files.push_back(f);
+        addSegments(m_plan->files.back(), uint32_t(m_plan->files.size() - 1));
         first = false;
         pos = f.ownEnd;
         if (f.lastChunk)
             break;
+        // The next chunk is planned while this one is read. Should this one find the file shorter than planned
+        // (or unreadable), collect() drops the next chunk from the plan and the file ends here.
         flush();
-        // The chunk just read found the file shorter than planned (or unreadable): it ended there.
         if (m_endedEarly == fileIndex)
             break;
     }
 }
 
-void Batcher::readBatch()
+void Batcher::collect()
 {
-    FileBatch &b = *m_batch;
-    const std::vector<Outcome> outcomes = readChunks(b, m_readThreads, m_pieceBytes);
+    if (!m_read)
+        return;
+    m_read->thread.join();
+    FileBatch &b = *m_read->batch;
+    const std::vector<Outcome> &outcomes = m_read->outcomes;
+    const bool continues = !b.files.back().lastChunk;
 
     // A file that could not be read, or that shrank, ends where its bytes ended.
     bool changed = false;
@@ -286,24 +344,54 @@ void Batcher::readBatch()
         f.lastChunk = true;
         m_endedEarly = f.fileIndex;
     }
-    if (!changed)
+    if (changed) {
+        std::vector<Segment> kept;
+        kept.reserve(b.segments.size());
+        for (Segment s : b.segments) {
+            const BatchFile &f = b.files[s.batchFile];
+            if (s.ownBegin >= f.ownEnd)
+                continue;
+            s.ownEnd = std::min(s.ownEnd, f.ownEnd);
+            s.scanEnd = std::min(f.fileSize, s.ownEnd + 1);
+            kept.push_back(s);
+        }
+        b.segments = std::move(kept);
+    }
+    if (continues && b.files.back().lastChunk)
+        dropContinuation(b.files.back().fileIndex);
+    std::unique_ptr<FileBatch> batch = std::move(m_read->batch);
+    m_read.reset();
+    m_emit(std::move(batch));
+}
+
+void Batcher::dropContinuation(int fileIndex)
+{
+    // A continuing chunk is always the first of its batch: a file's chunks end their batches but the last.
+    FileBatch &p = *m_plan;
+    if (p.files.empty() || p.files.front().fileIndex != fileIndex)
         return;
+    const BatchFile &dropped = p.files.front();
+    const int64_t held = dropped.holdEnd - dropped.holdBegin;
+    p.used -= held;
+    p.ownedBytes -= dropped.ownEnd - dropped.ownBegin;
+    p.files.erase(p.files.begin());
+    for (BatchFile &f : p.files)
+        f.dataOffset -= held;
     std::vector<Segment> kept;
-    kept.reserve(b.segments.size());
-    for (Segment s : b.segments) {
-        const BatchFile &f = b.files[s.batchFile];
-        if (s.ownBegin >= f.ownEnd)
+    kept.reserve(p.segments.size());
+    for (Segment s : p.segments) {
+        if (s.batchFile == 0)
             continue;
-        s.ownEnd = std::min(s.ownEnd, f.ownEnd);
-        s.scanEnd = std::min(f.fileSize, s.ownEnd + 1);
+        --s.batchFile;
         kept.push_back(s);
     }
-    b.segments = std::move(kept);
+    p.segments = std::move(kept);
 }
 
 void Batcher::finish()
 {
     flush();
+    collect();
 }
 
 } // namespace Hitscope

@@ -14,7 +14,7 @@ namespace Hitscope {
 /**
  * Reads files into batches. Files are packed back to back; a file larger than the room left is split into
  * chunks carried over to the next batches, each chunk holding the overlap it needs. Runs on the reader
- * thread, never on the GPU thread.
+ * thread, never on the GPU thread: acquire and emit are called on the thread that calls addFile() and finish().
  */
 class Batcher
 {
@@ -26,6 +26,7 @@ public:
 
     /// Reading stops early (the current file is left unfinished) once `cancelled` is true.
     Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool *cancelled = nullptr);
+    /// A batch still being read is waited for and dropped.
     ~Batcher();
 
     /// Applies to the batches packed from now on.
@@ -37,19 +38,24 @@ public:
     /// Reads are cut into pieces of at most this many bytes, shared out among the read threads (default 8 MiB).
     void setPieceBytes(int64_t bytes);
 
-    /// Plans one file into the batches (its size is the walker's); the bytes are read when the batch is full,
-    /// by several threads. Problems (cannot open, read errors) travel with the batch; a file that shrank in
-    /// between is scanned as far as it goes.
+    /// Plans one file into the batches (its size is the walker's). A full batch is read by several threads
+    /// while the next one is planned, and emitted once read; only one batch is held at a time. Problems
+    /// (cannot open, read errors) travel with the batch; a file that shrank in between is scanned as far
+    /// as it goes.
     void addFile(const FileEntry &entry);
     void addProblem(const FileProblem &problem);
-    /// Emits the last, partly filled batch.
+    /// Emits the last, partly filled batch, after the one being read.
     void finish();
 
 private:
-    void ensureBatch();
+    struct Read;
+
+    void ensurePlan();
     void flush();
     void addSegments(const BatchFile &file, uint32_t batchFileIndex);
-    void readBatch();
+    void collect();
+    void collectIfRead();
+    void dropContinuation(int fileIndex);
 
     int m_overlap;
     Acquire m_acquire;
@@ -58,7 +64,9 @@ private:
     int64_t m_segmentBytes = 256 << 10;
     int m_nextFileIndex = 0;
     int m_nextBatchIndex = 0;
-    std::unique_ptr<FileBatch> m_batch;
+    // The batch being planned: files, segments and problems, no buffer yet (it takes one when it is read).
+    std::unique_ptr<FileBatch> m_plan;
+    std::unique_ptr<Read> m_read; // the batch being read, on threads of its own
     const std::atomic_bool *m_cancelled;
     int m_readThreads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
     int64_t m_pieceBytes = 8 << 20;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -160,21 +161,77 @@ private Q_SLOTS:
                      "a byte in no segment or two");
     }
 
+    void batchesLeaveInOrderOnTheCallingThreadOneBufferAtATime()
+    {
+        QTemporaryDir tmp;
+        QRandomGenerator rng(3);
+        std::vector<FileEntry> entries;
+        for (int i = 0; i < 40; ++i) {
+            const int size = int(rng.bounded(30000));
+            const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
+            QVERIFY(TestUtil::writeFile(path, randomBytes(size, rng)));
+            entries.push_back({ QFile::encodeName(path), size });
+        }
+        // The scanner's pool of buffers: one being read may be out, never two, or the scan could wait on us.
+        std::vector<std::unique_ptr<FileBatch>> pool;
+        for (int i = 0; i < 2; ++i)
+            pool.push_back(std::make_unique<FileBatch>());
+        const auto caller = std::this_thread::get_id();
+        int out = 0, maxOut = 0, emitted = 0;
+        bool elsewhere = false;
+        std::vector<int> order;
+        Batcher batcher(
+            0,
+            [&] {
+                elsewhere |= std::this_thread::get_id() != caller;
+                maxOut = std::max(maxOut, ++out);
+                auto b = std::move(pool.back());
+                pool.pop_back();
+                return b;
+            },
+            [&](std::unique_ptr<FileBatch> b) {
+                elsewhere |= std::this_thread::get_id() != caller;
+                --out;
+                ++emitted;
+                order.push_back(b->index);
+                pool.push_back(std::move(b));
+            });
+        batcher.setSizes(50000, 1000);
+        batcher.setPieceBytes(4096);
+        batcher.setReadThreads(3);
+        for (int i = 0; i < int(entries.size()); ++i) {
+            batcher.addFile(entries[size_t(i)]);
+            if (i % 7 == 0)
+                batcher.addProblem({ entries[size_t(i)].path, QStringLiteral("a walk problem") });
+        }
+        batcher.finish();
+        QVERIFY(!elsewhere);
+        QCOMPARE(maxOut, 1);
+        QCOMPARE(out, 0);
+        QVERIFY(emitted > 5);
+        for (int i = 0; i < emitted; ++i)
+            QCOMPARE(order[size_t(i)], i);
+    }
+
     void fileThatChangedSizeIsScannedAsFarAsItGoes_data()
     {
         QTest::addColumn<int>("actual");
         QTest::addColumn<qint64>("planned");
         QTest::addColumn<qint64>("pieceBytes");
+        QTest::addColumn<int>("afterSize");
         const qint64 whole = 8 << 20;
-        // Batches of 8192 bytes: the planned 50,000 bytes take seven chunks.
-        QTest::addRow("shrank inside its first chunk") << 5000 << qint64(50000) << whole;
-        QTest::addRow("shrank inside its first chunk, pieces of 1000") << 5000 << qint64(50000) << qint64(1000);
-        QTest::addRow("shrank inside a piece") << 5500 << qint64(50000) << qint64(1000);
-        QTest::addRow("shrank inside its third chunk") << 20000 << qint64(50000) << qint64(1000);
-        QTest::addRow("shrank inside its last chunk") << 49999 << qint64(50000) << qint64(777);
-        QTest::addRow("emptied") << 0 << qint64(50000) << qint64(1000);
-        QTest::addRow("grew: scanned at the planned size") << 60000 << qint64(50000) << qint64(1000);
-        QTest::addRow("grew, one piece per chunk") << 60000 << qint64(50000) << whole;
+        // Batches of 8192 bytes: the planned 50,000 bytes take seven chunks, 10,000 bytes two, the second one
+        // sharing its batch with a small file after it.
+        QTest::addRow("shrank inside its first chunk") << 5000 << qint64(50000) << whole << 20000;
+        QTest::addRow("shrank inside its first chunk, pieces of 1000") << 5000 << qint64(50000) << qint64(1000) << 20000;
+        QTest::addRow("shrank inside a piece") << 5500 << qint64(50000) << qint64(1000) << 20000;
+        QTest::addRow("shrank inside its third chunk") << 20000 << qint64(50000) << qint64(1000) << 20000;
+        QTest::addRow("shrank inside its last chunk") << 49999 << qint64(50000) << qint64(777) << 20000;
+        QTest::addRow("emptied") << 0 << qint64(50000) << qint64(1000) << 20000;
+        QTest::addRow("shrank before a last chunk that shares its batch") << 5000 << qint64(10000) << qint64(1000) << 3000;
+        QTest::addRow("emptied before a last chunk that shares its batch") << 0 << qint64(10000) << whole << 3000;
+        QTest::addRow("grew: scanned at the planned size") << 60000 << qint64(50000) << qint64(1000) << 20000;
+        QTest::addRow("grew, one piece per chunk") << 60000 << qint64(50000) << whole << 3000;
     }
 
     void fileThatChangedSizeIsScannedAsFarAsItGoes()
@@ -182,26 +239,34 @@ private Q_SLOTS:
         QFETCH(int, actual);
         QFETCH(qint64, planned);
         QFETCH(qint64, pieceBytes);
+        QFETCH(int, afterSize);
         QTemporaryDir tmp;
         QRandomGenerator rng(11);
         const QByteArray data = randomBytes(actual, rng);
-        const QByteArray after = randomBytes(20000, rng);
+        const QByteArray after = randomBytes(afterSize, rng);
         const QString path = tmp.path() + QLatin1String("/changed");
         const QString afterPath = tmp.path() + QLatin1String("/after");
         QVERIFY(TestUtil::writeFile(path, data));
         QVERIFY(TestUtil::writeFile(afterPath, after));
         const int overlap = 8;
         // The walker saw `planned` bytes; `actual` are there when the batches are read.
-        const auto batches = batchFiles({ { QFile::encodeName(path), planned }, { QFile::encodeName(afterPath), 20000 } },
+        const auto batches = batchFiles({ { QFile::encodeName(path), planned }, { QFile::encodeName(afterPath), afterSize } },
                                         { overlap, 8192, 1000, pieceBytes });
 
         const int64_t expected = std::min<int64_t>(actual, planned);
         std::map<int, std::vector<int>> owners;
+        std::map<int, std::vector<int>> segmentOwners;
         std::map<int, int64_t> lastSize;
         for (const auto &b : batches) {
             QVERIFY(b->problems.empty());
+            QVERIFY(!b->files.empty());
             int64_t owned = 0;
+            int64_t heldEnd = 0;
             for (const BatchFile &f : b->files) {
+                // Packed in order without overlapping, inside the batch.
+                QVERIFY(f.dataOffset >= heldEnd);
+                heldEnd = f.dataOffset + (f.holdEnd - f.holdBegin);
+                QVERIFY(heldEnd <= b->used && b->used <= b->capacity);
                 QVERIFY(!f.failed);
                 QVERIFY2(!lastSize.count(f.fileIndex), "a chunk after the last one");
                 QVERIFY(holdsBytes(*b, f, f.fileIndex == 0 ? data : after));
@@ -215,16 +280,25 @@ private Q_SLOTS:
             }
             QCOMPARE(b->ownedBytes, owned);
             for (const Segment &s : b->segments) {
+                QVERIFY(s.batchFile < b->files.size());
                 const BatchFile &f = b->files[s.batchFile];
-                QVERIFY(s.ownBegin < s.ownEnd && s.ownEnd <= f.ownEnd && s.scanEnd <= f.fileSize);
+                QVERIFY(s.ownBegin >= f.ownBegin && s.ownBegin < s.ownEnd && s.ownEnd <= f.ownEnd && s.scanEnd <= f.fileSize);
+                auto &own = segmentOwners[f.fileIndex];
+                own.resize(size_t(std::max<int64_t>(int64_t(own.size()), s.ownEnd)));
+                for (int64_t i = s.ownBegin; i < s.ownEnd; ++i)
+                    ++own[size_t(i)];
             }
         }
         QCOMPARE(lastSize[0], expected);
-        QCOMPARE(lastSize[1], int64_t(20000));
+        QCOMPARE(lastSize[1], int64_t(afterSize));
         QCOMPARE(int64_t(owners[0].size()), expected);
-        QCOMPARE(int64_t(owners[1].size()), int64_t(20000));
-        for (const auto &[file, counts] : owners)
-            QVERIFY2(std::all_of(counts.begin(), counts.end(), [](int c) { return c == 1; }), "a byte owned twice or never");
+        QCOMPARE(int64_t(owners[1].size()), int64_t(afterSize));
+        QCOMPARE(segmentOwners[0].size(), owners[0].size());
+        QCOMPARE(segmentOwners[1].size(), owners[1].size());
+        for (const auto *byFile : { &owners, &segmentOwners })
+            for (const auto &[file, counts] : *byFile)
+                QVERIFY2(std::all_of(counts.begin(), counts.end(), [](int c) { return c == 1; }),
+                         "a byte owned twice or never");
     }
 
     void unreadableFileIsReportedAndTheRestContinues_data()
