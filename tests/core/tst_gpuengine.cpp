@@ -301,20 +301,25 @@ private Q_SLOTS:
                  qPrintable(RhiDevice::validationMessages().join(QLatin1Char('\n'))));
     }
 
-    void sameHitsAsCpu_data()
+    /// Rows of launch parameters: every workgroup size, fixed worker-group counts (`workerGroupRows`), and a
+    /// hit ring of capacity 1.
+    static void launchRows(bool workerGroupRows)
     {
         QTest::addColumn<int>("workgroupSize");
         QTest::addColumn<int>("workerGroups");
         QTest::addColumn<qint64>("hitCapacity");
         for (int wg : { 32, 64, 128, 256, 512 })
             QTest::addRow("workgroup %d, automatic groups", wg) << wg << 0 << qint64(0);
-        QTest::addRow("one worker group") << 64 << 1 << qint64(0);
-        QTest::addRow("seven worker groups of 32") << 32 << 7 << qint64(0);
+        if (workerGroupRows) {
+            QTest::addRow("one worker group") << 64 << 1 << qint64(0);
+            QTest::addRow("seven worker groups of 32") << 32 << 7 << qint64(0);
+        }
         QTest::addRow("hit ring of capacity 1") << 64 << 0 << qint64(1);
         QTest::addRow("hit ring of capacity 1, one group of 512") << 512 << 1 << qint64(1);
     }
 
-    void sameHitsAsCpu()
+    /// The current row's launch parameters (see launchRows), with no timeout.
+    LaunchParams rowParams() const
     {
         QFETCH(int, workgroupSize);
         QFETCH(int, workerGroups);
@@ -324,6 +329,17 @@ private Q_SLOTS:
         p.workerGroups = workerGroups;
         p.hitCapacity = hitCapacity;
         p.timeoutMs = 0;
+        return p;
+    }
+
+    void sameHitsAsCpu_data() { launchRows(true); }
+
+    void sameHitsAsCpu()
+    {
+        const LaunchParams p = rowParams();
+        const int workgroupSize = p.workgroupSize;
+        const int workerGroups = p.workerGroups;
+        const qint64 hitCapacity = p.hitCapacity;
         const ScanOutcome gpu = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
         QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
         QCOMPARE(gpu.files, m_cpu.files);
@@ -339,27 +355,13 @@ private Q_SLOTS:
         }
     }
 
-    void countedSameAsCpu_data()
-    {
-        QTest::addColumn<int>("workgroupSize");
-        QTest::addColumn<int>("workerGroups");
-        QTest::addColumn<qint64>("hitCapacity");
-        for (int wg : { 32, 64, 128, 256, 512 })
-            QTest::addRow("workgroup %d, automatic groups", wg) << wg << 0 << qint64(0);
-        QTest::addRow("hit ring of capacity 1") << 64 << 0 << qint64(1);
-        QTest::addRow("hit ring of capacity 1, one group of 512") << 512 << 1 << qint64(1);
-    }
+    void countedSameAsCpu_data() { launchRows(false); }
 
     void countedSameAsCpu()
     {
-        QFETCH(int, workgroupSize);
-        QFETCH(int, workerGroups);
-        QFETCH(qint64, hitCapacity);
-        LaunchParams p = m_base;
-        p.workgroupSize = workgroupSize;
-        p.workerGroups = workerGroups;
-        p.hitCapacity = hitCapacity;
-        p.timeoutMs = 0;
+        const LaunchParams p = rowParams();
+        const int workgroupSize = p.workgroupSize;
+        const qint64 hitCapacity = p.hitCapacity;
         const RawOutcome gpu = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
         QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
         QVERIFY2(gpu.faults.isEmpty(), qPrintable(gpu.faults.join(QLatin1Char('\n'))));
