@@ -241,6 +241,11 @@ void Batcher::collectIfRead()
         collect();
 }
 
+void Batcher::poll()
+{
+    collectIfRead();
+}
+
 void Batcher::addProblem(const FileProblem &problem)
 {
     collectIfRead();

@@ -44,6 +44,9 @@ public:
     /// as it goes.
     void addFile(const FileEntry &entry);
     void addProblem(const FileProblem &problem);
+    /// Emits the batch being read if its reading has finished (addFile and addProblem do too); for a walk that
+    /// passes many files it does not add (FileWalker::setOnEntry).
+    void poll();
     /// Emits the last, partly filled batch, after the one being read.
     void finish();
 

@@ -72,12 +72,14 @@ class Walk
 {
 public:
     Walk(const WalkOptions &options, const FileWalker::FileCallback &onFile,
-         const FileWalker::ProblemCallback &onProblem, const std::atomic_bool *cancelled)
+         const FileWalker::ProblemCallback &onProblem, const std::function<void()> &onEntry,
+         const std::atomic_bool *cancelled)
         : m_options(options)
         , m_include(encodeGlobs(options.include))
         , m_exclude(encodeGlobs(options.exclude))
         , m_onFile(onFile)
         , m_onProblem(onProblem)
+        , m_onEntry(onEntry)
         , m_cancelled(cancelled)
     {
     }
@@ -167,6 +169,8 @@ private:
 
     void entry(const QByteArray &path, const QByteArray &name)
     {
+        if (m_onEntry)
+            m_onEntry();
         struct stat st;
         if (::lstat(path.constData(), &st) != 0) {
             problem(path, errnoReason(errno));
@@ -229,6 +233,7 @@ private:
     const std::vector<QByteArray> m_exclude;
     const FileWalker::FileCallback &m_onFile;
     const FileWalker::ProblemCallback &m_onProblem;
+    const std::function<void()> &m_onEntry;
     const std::atomic_bool *m_cancelled;
     std::vector<FolderId> m_ancestors;
 };
@@ -240,10 +245,15 @@ FileWalker::FileWalker(WalkOptions options)
 {
 }
 
+void FileWalker::setOnEntry(std::function<void()> onEntry)
+{
+    m_onEntry = std::move(onEntry);
+}
+
 void FileWalker::walk(const QByteArrayList &roots, const FileCallback &onFile, const ProblemCallback &onProblem,
                       const std::atomic_bool *cancelled) const
 {
-    Walk walk(m_options, onFile, onProblem, cancelled);
+    Walk walk(m_options, onFile, onProblem, m_onEntry, cancelled);
     for (const QByteArray &root : roots) {
         if (walk.cancelled())
             return;

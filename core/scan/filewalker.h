@@ -33,6 +33,10 @@ public:
 
     explicit FileWalker(WalkOptions options = {});
 
+    /// Called for every entry looked at, also those filtered out: a caller that hands work on only from its
+    /// callbacks gets the chance while a walk passes thousands of files that --include leaves out.
+    void setOnEntry(std::function<void()> onEntry);
+
     /// Walks `roots` (files or folders), calling onFile for each regular file and onProblem for each
     /// path skipped with a reason. Returns early when `cancelled` becomes true.
     void walk(const QByteArrayList &roots, const FileCallback &onFile, const ProblemCallback &onProblem,
@@ -40,6 +44,7 @@ public:
 
 private:
     WalkOptions m_options;
+    std::function<void()> m_onEntry;
 };
 
 } // namespace Hitscope

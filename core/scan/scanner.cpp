@@ -445,6 +445,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         };
         applySizes();
         FileWalker walker(walk);
+        walker.setOnEntry([&] { batcher.poll(); });
         walker.walk(
             paths,
             [&](const FileEntry &e) {

@@ -10,9 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTest>
 
 #include "scan/batcher.h"
@@ -159,6 +161,48 @@ private Q_SLOTS:
         for (const auto &[file, counts] : ownedBySegment)
             QVERIFY2(std::all_of(counts.begin(), counts.end(), [](int c) { return c == 1; }),
                      "a byte in no segment or two");
+    }
+
+    void pollHandsOnABatchOnceRead()
+    {
+        // A walk that passes many files --include leaves out adds nothing for a long time: poll() hands on the
+        // batch that has been read meanwhile, without a next file.
+        QTemporaryDir tmp;
+        QRandomGenerator rng(5);
+        std::vector<FileEntry> entries;
+        for (int i = 0; i < 3; ++i) {
+            const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
+            QVERIFY(TestUtil::writeFile(path, randomBytes(20000, rng)));
+            entries.push_back({ QFile::encodeName(path), 20000 });
+        }
+        std::vector<std::unique_ptr<FileBatch>> pool;
+        pool.push_back(std::make_unique<FileBatch>());
+        int emitted = 0;
+        Batcher batcher(
+            0,
+            [&] {
+                auto b = std::move(pool.back());
+                pool.pop_back();
+                return b;
+            },
+            [&](std::unique_ptr<FileBatch> b) {
+                ++emitted;
+                pool.push_back(std::move(b));
+            });
+        batcher.setSizes(30000, 1000);
+        // The third file does not fit beside the first one: the first batch is full and being read.
+        batcher.addFile(entries[0]);
+        batcher.addFile(entries[1]);
+        QCOMPARE(emitted, 0);
+        QDeadlineTimer deadline(10000);
+        while (emitted == 0 && !deadline.hasExpired()) {
+            batcher.poll();
+            QThread::msleep(1);
+        }
+        QCOMPARE(emitted, 1);
+        batcher.addFile(entries[2]);
+        batcher.finish();
+        QVERIFY(emitted >= 2);
     }
 
     void batchesLeaveInOrderOnTheCallingThreadOneBufferAtATime()

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -246,6 +248,18 @@ void TestFileWalker::globs()
     const WalkResult r = walk({ "" }, options);
     QCOMPARE(r.files, expected);
     QVERIFY(r.problems.isEmpty());
+
+    // Every entry is seen, also those the globs leave out (Scanner hands on read batches meanwhile).
+    int entries = 0;
+    FileWalker walker(options);
+    walker.setOnEntry([&] { ++entries; });
+    walker.walk({ m_base }, [](const FileEntry &) {}, [](const FileProblem &) {});
+    // keep, its two files, node_modules and its file unless excluded (a pruned folder is not entered), top.txt
+    // and top.TXT.
+    const bool pruned = std::any_of(exclude.begin(), exclude.end(), [](const QString &g) {
+        return fnmatch(QFile::encodeName(g).constData(), "node_modules", 0) == 0;
+    });
+    QCOMPARE(entries, pruned ? 6 : 7);
 }
 
 void TestFileWalker::maxFileSize_data()
