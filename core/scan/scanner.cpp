@@ -214,30 +214,36 @@ void Scanner::cancel()
     m_cancel = true;
 }
 
+// Each end of a fixed-length YARA string is one match, owned by one chunk: its ends are its matches. Not so for
+// fullword or fixed-offset strings (some ends are dropped) or relaxed DFAs (ends are verified).
+bool Scanner::endsAreMatches(size_t pattern) const
+{
+    const auto &yara = m_rules.patterns[pattern].yara;
+    return yara && yara->fixedLength > 0 && !yara->fullword && yara->fixedOffset < 0
+        && pattern < m_catalog.patterns.size() && !m_catalog.patterns[pattern].verify
+        && m_catalog.patterns[pattern].group >= 0;
+}
+
 void Scanner::setListHits(bool list)
 {
-    m_countSlot.assign(m_rules.patterns.size(), 0);
-    m_countedPatterns = 0;
+    m_counted.clear();
     if (list)
         return;
     std::vector<std::vector<bool>> located(m_rules.rules.size());
     for (size_t r = 0; r < m_rules.rules.size(); ++r)
         if (m_rules.rules[r].condition)
             located[r] = m_rules.rules[r].condition->stringsNeedingOffsets(m_rules.rules[r].patterns.size());
+    std::vector<bool> counted(m_rules.patterns.size(), false);
     for (size_t p = 0; p < m_rules.patterns.size(); ++p) {
-        const Pattern &pattern = m_rules.patterns[p];
-        const auto &yara = pattern.yara;
-        // Each end of a fixed-length string is one match, owned by one chunk: the ends are the matches. Not
-        // so for fullword or fixed-offset strings (some ends are dropped) or relaxed (verified) DFAs.
-        if (!yara || yara->fixedLength <= 0 || yara->fullword || yara->fixedOffset >= 0
-            || p >= m_catalog.patterns.size() || m_catalog.patterns[p].verify || m_catalog.patterns[p].group < 0)
+        if (!endsAreMatches(p))
             continue;
-        const Rule &rule = m_rules.rules[size_t(pattern.ruleIndex)];
-        const auto local = std::find(rule.patterns.begin(), rule.patterns.end(), int(p)) - rule.patterns.begin();
-        const auto &needs = located[size_t(pattern.ruleIndex)];
-        if (size_t(local) < needs.size() && !needs[size_t(local)])
-            m_countSlot[p] = ++m_countedPatterns;
+        const Rule &rule = m_rules.rules[size_t(m_rules.patterns[p].ruleIndex)];
+        const auto local = size_t(std::find(rule.patterns.begin(), rule.patterns.end(), int(p)) - rule.patterns.begin());
+        const auto &needs = located[size_t(m_rules.patterns[p].ruleIndex)];
+        counted[p] = local < needs.size() && !needs[local];
     }
+    if (std::find(counted.begin(), counted.end(), true) != counted.end())
+        m_counted = std::move(counted);
 }
 
 void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int threads,
@@ -252,7 +258,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
 
     // Counted strings' ends are only counted, per file (see setListHits). Engines report a pattern's ends in
     // runs (one walk at a time), so runs are counted first and only the runs are sorted.
-    auto isCounted = [&](const RawHit &h) { return m_countedPatterns > 0 && m_countSlot[h.pattern] != 0; };
+    auto isCounted = [&](const RawHit &h) { return !m_counted.empty() && m_counted[h.pattern]; };
     std::vector<std::pair<uint64_t, int64_t>> runs;
 
     // (pattern, end) grouped by file with a counting sort: engines report hits in no particular order.
@@ -331,17 +337,11 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
             size_t j = i;
             while (j < first[f + 1] && byFile[j].first == pattern)
                 ++j;
-            const auto &yara = m_rules.patterns[pattern].yara;
-            // YARA keeps a string's first kMaxStringMatches matches per file. For a fixed-length string the
-            // starts follow the ends, so the ends after the first kMaxStringMatches + 1 of this chunk can never
-            // be among them (the one extra tells the evaluator that the cap was reached): runs of zeros against a
-            // hex string of zeros bring millions.
-            size_t last = j;
-            // (Not for fullword or fixed-offset strings: they drop some of those ends.)
-            if (yara && yara->fixedLength > 0 && !yara->fullword && yara->fixedOffset < 0
-                && !m_catalog.patterns[pattern].verify)
-                last = std::min(j, i + size_t(RuleEvaluator::kMaxStringMatches) + 1);
-            const size_t piece = yara ? last - i : kPiece;
+            // YARA keeps a string's first kMaxStringMatches matches per file. Where the ends are the matches, the
+            // ends after the first kMaxStringMatches + 1 of this chunk can never be among them (the one extra tells
+            // the evaluator that the cap was reached): runs of zeros against a hex string of zeros bring millions.
+            const size_t last = endsAreMatches(pattern) ? std::min(j, i + size_t(RuleEvaluator::kMaxStringMatches) + 1) : j;
+            const size_t piece = m_rules.patterns[pattern].yara ? last - i : kPiece;
             for (size_t k = i; k < last; k += piece)
                 fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + piece) });
             i = j;
@@ -408,10 +408,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     m_cancel = false;
     setParams(initial);
     const int overlap = std::max(0, m_catalog.maxBoundedMatchLength() - 1);
-    std::vector<bool> counted(m_countSlot.size());
-    for (size_t p = 0; p < m_countSlot.size(); ++p)
-        counted[p] = m_countSlot[p] != 0;
-    m_engine.setCountedPatterns(counted);
+    m_engine.setCountedPatterns(m_counted);
 
     Queue<FileBatch> full;
     Queue<FileBatch> empty;
@@ -441,7 +438,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             batcher.setSizes(std::min(p.batchBytes, m_engine.maxBatchBytes()), p.segmentBytes);
             // As many readers as scanning threads: one thread per core reads cached files about twice as fast
             // as eight.
-            batcher.setReadThreads(p.threads > 0 ? p.threads : int(std::max(1u, std::thread::hardware_concurrency())));
+            batcher.setReadThreads(p.threads > 0 ? p.threads : hardwareThreads());
         };
         applySizes();
         FileWalker walker(walk);

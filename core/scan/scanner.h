@@ -72,6 +72,7 @@ public:
 
 private:
     LaunchParams currentParams();
+    bool endsAreMatches(size_t pattern) const;
     void resolve(const FileBatch &batch, const BatchResult &result, int threads,
                  std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts);
 
@@ -84,9 +85,8 @@ private:
     LaunchParams m_params;
     std::atomic_int m_paramsVersion { 0 };
     std::atomic_bool m_cancel { false };
-    /// Per pattern: its matches are counted, not listed (setListHits(false)); index among the counted ones + 1.
-    std::vector<uint32_t> m_countSlot;
-    uint32_t m_countedPatterns = 0;
+    /// Per pattern: its matches are counted, not listed (setListHits(false)); empty when none is.
+    std::vector<bool> m_counted;
 };
 
 } // namespace Hitscope
