@@ -94,8 +94,17 @@ RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejec
         m_counts[r].assign(m_matches[r].size(), -1);
     m_namespaces = int(namespaces.size());
     m_result.assign(rules.rules.size(), 0);
+    m_isTouched.assign(rules.rules.size(), 0);
     m_hit.assign(rules.rules.size(), 0);
     m_failedGlobal.assign(size_t(m_namespaces), 0);
+}
+
+void RuleEvaluator::touch(int rule)
+{
+    if (!m_isTouched[size_t(rule)]) {
+        m_isTouched[size_t(rule)] = 1;
+        m_touched.push_back(rule);
+    }
 }
 
 void RuleEvaluator::evaluate(FileResult &file)
@@ -110,10 +119,8 @@ void RuleEvaluator::evaluate(FileResult &file)
         const Pattern &p = m_rules.patterns[size_t(h.pattern)];
         m_hit[size_t(p.ruleIndex)] = 1;
         if (p.yara) {
-            auto &list = m_matches[size_t(p.ruleIndex)];
-            if (std::all_of(list.begin(), list.end(), [](const auto &l) { return l.empty(); }))
-                m_touched.push_back(p.ruleIndex);
-            auto &matches = list[size_t(m_localIndex[size_t(h.pattern)])];
+            touch(p.ruleIndex);
+            auto &matches = m_matches[size_t(p.ruleIndex)][size_t(m_localIndex[size_t(h.pattern)])];
             // YARA stops recording a string after YR_MAX_STRING_MATCHES matches (and warns): its count, its
             // offsets and its -s lines all stop there, so they do here too.
             if (matches.size() == size_t(kMaxStringMatches)) {
@@ -129,9 +136,7 @@ void RuleEvaluator::evaluate(FileResult &file)
         m_hit[size_t(p.ruleIndex)] = 1;
         if (!p.yara)
             continue;
-        if (std::all_of(m_matches[size_t(p.ruleIndex)].begin(), m_matches[size_t(p.ruleIndex)].end(),
-                        [](const auto &l) { return l.empty(); }))
-            m_touched.push_back(p.ruleIndex);
+        touch(p.ruleIndex);
         m_counts[size_t(p.ruleIndex)][size_t(m_localIndex[size_t(pattern)])] = std::min<int64_t>(count, kMaxStringMatches);
         if (count > kMaxStringMatches)
             file.capped.push_back(pattern);
@@ -190,6 +195,7 @@ void RuleEvaluator::evaluate(FileResult &file)
         for (auto &list : m_matches[size_t(r)])
             list.clear();
         std::fill(m_counts[size_t(r)].begin(), m_counts[size_t(r)].end(), -1);
+        m_isTouched[size_t(r)] = 0;
     }
     m_touched.clear();
 }

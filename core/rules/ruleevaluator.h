@@ -30,6 +30,9 @@ public:
     void evaluate(FileResult &file);
 
 private:
+    /// Marks a rule whose buffers the current file fills, so that they are cleared afterwards.
+    void touch(int rule);
+
     const RuleSet &m_rules;
     std::vector<int> m_localIndex;  ///< per pattern: its index among its rule's strings
     std::vector<int> m_namespace;   ///< per rule: index of its YARA namespace, -1 for list rules
@@ -38,7 +41,8 @@ private:
     // Buffers kept between files.
     std::vector<std::vector<std::vector<StringMatch>>> m_matches; ///< per rule, per string
     std::vector<std::vector<int64_t>> m_counts; ///< per rule, per string: counted matches, or -1 (listed)
-    std::vector<int> m_touched;     ///< rules whose m_matches are not empty
+    std::vector<int> m_touched;     ///< rules whose m_matches or m_counts are set
+    std::vector<char> m_isTouched;  ///< per rule: in m_touched
     std::vector<char> m_result;     ///< per rule: the condition held
     std::vector<char> m_hit;        ///< per rule: a pattern hit (list rules)
     std::vector<char> m_failedGlobal; ///< per namespace
