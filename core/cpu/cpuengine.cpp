@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <thread>
 
 #include "automata/atomprefilter.h"
 #include "util/parallel.h"
@@ -39,7 +38,7 @@ struct Walk
     // A counted pattern's run of ends, reported as one RawCount when another pattern or the walk's end comes.
     uint32_t countedPattern = UINT32_MAX;
     int64_t counted = 0;
-    // Where this walk's hits and counts go when not to the walker's (a speculative piece, see scanChunkPieces).
+    // Where this walk's hits and counts go when not to the walker's (a speculative piece, see scanUnbounded).
     std::vector<RawHit> *hits = nullptr;
     std::vector<RawCount> *counts = nullptr;
 };
@@ -404,20 +403,25 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
     std::vector<Piece> pieces;
     std::vector<Split> splits;
     std::vector<int> pieceOf; // per walk: its piece, or -1 for a whole chunk
+    // A walk over [begin, end) of a chunk that owns the ends there.
+    auto walkOver = [&](uint32_t f, int64_t begin, int64_t end, uint32_t state) {
+        Walk w;
+        w.batchFile = f;
+        w.ownBegin = w.pos = begin;
+        w.ownEnd = w.end = end;
+        w.state = state;
+        w.data = batch.files[f].at(haystack, begin);
+        return w;
+    };
     walks.clear();
     for (int k = 0; k < item.count; ++k) {
         const uint32_t f = item.batchFile + uint32_t(k);
         const BatchFile &bf = batch.files[f];
         if (bf.holdEnd <= bf.ownBegin)
             continue;
-        Walk w;
-        w.batchFile = f;
-        w.ownBegin = bf.ownBegin;
-        w.ownEnd = bf.ownEnd;
-        w.pos = bf.ownBegin;
-        w.end = bf.ownEnd;
-        w.state = bf.firstChunk ? dfa.start[Dfa::AtFileStart] : carryIn[f * numUnbounded + size_t(item.unboundedIndex)];
-        w.data = bf.at(haystack, w.pos);
+        const Walk w = walkOver(f, bf.ownBegin, bf.ownEnd,
+                                bf.firstChunk ? dfa.start[Dfa::AtFileStart]
+                                              : carryIn[f * numUnbounded + size_t(item.unboundedIndex)]);
         const int64_t n = (bf.ownEnd - bf.ownBegin + pieceBytes - 1) / pieceBytes;
         if (n < 2) {
             walks.push_back(w);
@@ -430,13 +434,8 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
             p.begin = bf.ownBegin + j * pieceBytes;
             p.end = std::min(bf.ownEnd, p.begin + pieceBytes);
             p.specState = j == 0 ? w.state : startState(dfa, bf, haystack, p.begin);
-            Walk pw = w;
-            pw.ownBegin = pw.pos = p.begin;
-            pw.ownEnd = pw.end = p.end;
-            pw.state = p.specState;
-            pw.data = bf.at(haystack, p.begin);
             pieceOf.push_back(int(pieces.size()));
-            walks.push_back(pw);
+            walks.push_back(walkOver(f, p.begin, p.end, p.specState));
             pieces.push_back(std::move(p));
         }
     }
@@ -488,16 +487,10 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
             specHits.clear();
             trueCounts.clear();
             specCounts.clear();
-            Walk tw;
-            tw.batchFile = split.batchFile;
-            tw.ownBegin = tw.pos = p.begin;
-            tw.ownEnd = tw.end = p.end;
-            tw.data = bf.at(haystack, p.begin);
-            Walk sw = tw;
-            tw.state = state;
+            Walk tw = walkOver(split.batchFile, p.begin, p.end, state);
             tw.hits = &trueHits;
             tw.counts = &trueCounts;
-            sw.state = p.specState;
+            Walk sw = walkOver(split.batchFile, p.begin, p.end, p.specState);
             sw.hits = &specHits;
             sw.counts = &specCounts;
             while (tw.pos < p.end && tw.state != sw.state) {
@@ -527,13 +520,9 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
             p.hits.swap(trueHits);
             p.counts.swap(trueCounts);
         }
-        Walk last;
-        last.batchFile = split.batchFile;
+        // At the chunk's end, owning the chunk's ends: the look-ahead byte and the end of the file decide the rest.
+        Walk last = walkOver(split.batchFile, bf.ownEnd, bf.ownEnd, state);
         last.ownBegin = bf.ownBegin;
-        last.ownEnd = bf.ownEnd;
-        last.pos = last.end = bf.ownEnd;
-        last.state = state;
-        last.data = bf.at(haystack, bf.ownEnd);
         finishChunk(last);
         scanner.flushCount(last);
         for (size_t j = 0; j < split.count; ++j) {
