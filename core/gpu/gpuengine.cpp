@@ -6,12 +6,12 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <thread>
 #include <tuple>
 
 #include "gpu/gputimer.h"
 #include "gpu/rhiframe.h"
 #include "gpu/vulkanstaging.h"
+#include "util/parallel.h"
 
 namespace Hitscope {
 
@@ -81,44 +81,28 @@ constexpr uint32_t kFirstChunk = 64;
 constexpr int kBoundedContextShift = 1;
 constexpr int kUnboundedContextShift = 3;
 
-// Runs fn(begin, end) over [0, count) in slices on up to `threads` threads.
+// Runs fn(begin, end, slice) over [0, count) in slices of at least minSlice, one per thread (hardwareThreads()).
 template<typename F>
 void parallelSlices(size_t count, size_t minSlice, F &&fn)
 {
-    const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                            std::max<size_t>(1, count / std::max<size_t>(1, minSlice)));
-    if (threads <= 1) {
-        fn(size_t(0), count, size_t(0));
-        return;
-    }
-    std::vector<std::thread> pool;
+    const size_t threads = std::min<size_t>(size_t(hardwareThreads()), std::max<size_t>(1, count / std::max<size_t>(1, minSlice)));
     const size_t part = (count + threads - 1) / threads;
-    for (size_t k = 0; k < threads; ++k) {
-        const size_t begin = std::min(count, k * part);
-        const size_t end = std::min(count, begin + part);
-        pool.emplace_back([&fn, begin, end, k] { fn(begin, end, k); });
-    }
-    for (auto &th : pool)
-        th.join();
+    runWorkers(int(threads), [&](int k) {
+        const size_t begin = std::min(count, size_t(k) * part);
+        fn(begin, std::min(count, begin + part), size_t(k));
+    });
 }
 
 // Spreads a large copy over a few threads: one thread's memcpy is slower than reading the files was.
 void parallelCopy(uint8_t *dst, const uint8_t *src, int64_t bytes)
 {
-    const int threads = bytes < (int64_t(64) << 20) ? 1 : int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
-    if (threads == 1) {
-        std::memcpy(dst, src, size_t(bytes));
-        return;
-    }
+    const int threads = bytes < (int64_t(64) << 20) ? 1 : std::min(8, hardwareThreads());
     const int64_t part = ((bytes + threads - 1) / threads + 4095) & ~int64_t(4095);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
+    runWorkers(threads, [&](int t) {
         const int64_t begin = std::min(bytes, t * part);
         const int64_t end = std::min(bytes, begin + part);
-        pool.emplace_back([=] { std::memcpy(dst + begin, src + begin, size_t(end - begin)); });
-    }
-    for (auto &th : pool)
-        th.join();
+        std::memcpy(dst + begin, src + begin, size_t(end - begin));
+    });
 }
 
 int64_t roundUp4(int64_t v)
@@ -709,7 +693,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     const auto *h = reinterpret_cast<const uint32_t *>(reads[0]->data.constData());
     const auto *generations = reinterpret_cast<const uint32_t *>(reads[1]->data.constData());
     const bool filter = rescanned > 0;
-    std::vector<std::vector<RawHit>> parts(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::vector<RawHit>> parts(static_cast<size_t>(hardwareThreads()));
     std::vector<std::vector<RawCount>> countParts(parts.size());
     std::vector<int64_t> rerunHits(parts.size(), 0);
     std::vector<int64_t> countedEnds(parts.size(), 0);
