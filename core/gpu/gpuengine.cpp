@@ -6,10 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <tuple>
 
-#include "gpu/gpulog.h"
 #include "gpu/gputimer.h"
 #include "gpu/rhiframe.h"
 #include "gpu/vulkanstaging.h"
@@ -163,17 +161,8 @@ std::unique_ptr<GpuEngine> GpuEngine::choose(bool required, const RhiDeviceOptio
     return gpu;
 }
 
-// Haystacks handed out by newHaystack(), by their first byte.
-struct GpuEngine::HostHaystacks
-{
-    std::mutex mutex;
-    std::unordered_map<const uint8_t *, std::unique_ptr<VulkanStaging>> buffers;
-    bool enabled = true;
-};
-
 GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
     : m_device(std::move(device))
-    , m_hostHaystacks(std::make_shared<HostHaystacks>())
 {
     const GpuDeviceInfo &info = m_device->info();
     const QString name = info.deviceName.toLower();
@@ -181,23 +170,10 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
         || name.contains(QLatin1String("lavapipe")) || name.contains(QLatin1String("softpipe"));
     m_timer = std::make_unique<GpuTimer>(*m_device);
     m_profile = qEnvironmentVariableIsSet("HITSCOPE_GPU_PROFILE");
-    // Created here, on the device's thread, so that Qt's Vulkan function tables exist before the reader thread
-    // allocates haystacks.
-    m_staging = VulkanStaging::create(*m_device, 1 << 16);
-    // For measuring what the copy costs: the haystack then goes through the staging buffer as before.
-    m_hostHaystacks->enabled = m_staging && !qEnvironmentVariableIsSet("HITSCOPE_GPU_COPY_HAYSTACK");
 }
 
 GpuEngine::~GpuEngine()
 {
-    {
-        // Every haystack should be gone by now (Engine::newHaystack); any left would outlive the device.
-        std::lock_guard lock(m_hostHaystacks->mutex);
-        if (!m_hostHaystacks->buffers.empty())
-            qCWarning(lcGpu) << m_hostHaystacks->buffers.size() << "haystacks outlive the GPU engine";
-        m_hostHaystacks->buffers.clear();
-        m_hostHaystacks->enabled = false;
-    }
     // QRhi resources go before the device (declaration order would destroy the device last anyway).
     m_timer.reset();
     m_staging.reset();
@@ -216,35 +192,6 @@ GpuEngine::~GpuEngine()
 QString GpuEngine::name() const
 {
     return QStringLiteral("gpu");
-}
-
-Haystack GpuEngine::newHaystack(int64_t bytes)
-{
-    const std::shared_ptr<HostHaystacks> haystacks = m_hostHaystacks;
-    {
-        std::lock_guard lock(haystacks->mutex);
-        if (!haystacks->enabled)
-            return allocateHaystack(bytes);
-    }
-    // Whole words: the upload rounds the batch up to them.
-    std::unique_ptr<VulkanStaging> buffer
-        = VulkanStaging::create(*m_device, roundUp16(bytes), VulkanStaging::HostUse::ReadToo);
-    if (!buffer)
-        return allocateHaystack(bytes);
-    uint8_t *data = buffer->data();
-    {
-        std::lock_guard lock(haystacks->mutex);
-        haystacks->buffers.emplace(data, std::move(buffer));
-    }
-    return Haystack(data, HaystackFree { size_t(bytes), [haystacks](uint8_t *p) {
-                        std::unique_ptr<VulkanStaging> gone;
-                        std::lock_guard lock(haystacks->mutex);
-                        const auto it = haystacks->buffers.find(p);
-                        if (it != haystacks->buffers.end()) {
-                            gone = std::move(it->second);
-                            haystacks->buffers.erase(it);
-                        }
-                    } });
 }
 
 int64_t GpuEngine::maxBatchBytes() const
@@ -901,15 +848,7 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     // then the segment table, the queue and the parameters. QRhi would allocate pinned staging memory for each
     // of these uploads, every batch.
     auto at256 = [](int64_t v) { return (v + 255) & ~int64_t(255); };
-    // A haystack in memory of newHaystack()'s is copied to the GPU from where the reader put it.
-    const VulkanStaging *hayBuffer = nullptr;
-    {
-        std::lock_guard lock(m_hostHaystacks->mutex);
-        const auto it = m_hostHaystacks->buffers.find(batch.haystack.get());
-        if (it != m_hostHaystacks->buffers.end() && it->second->size() >= hayBytes)
-            hayBuffer = it->second.get();
-    }
-    const int64_t segAt = hayBuffer ? 0 : at256(std::max<int64_t>(batch.capacity, hayBytes));
+    const int64_t segAt = at256(std::max<int64_t>(batch.capacity, hayBytes));
     const int64_t queueAt = segAt + at256(segBytes);
     const int64_t paramsAt = queueAt + at256(int64_t(queueWords) * 4);
     const int64_t stagingBytes = paramsAt + paramBytes.size();
@@ -919,12 +858,9 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     if (m_staging) {
         uint8_t *base = m_staging->data();
         if (upload) {
-            if (!hayBuffer) {
-                parallelCopy(base, batch.haystack.get(), hayBytes);
-                t.bytesCopiedOnHost += hayBytes;
-            }
+            parallelCopy(base, batch.haystack.get(), hayBytes);
             std::memcpy(base + segAt, m_segmentWords.data(), size_t(segBytes));
-            copies.push_back({ 0, m_haystack.get(), hayBytes, hayBuffer });
+            copies.push_back({ 0, m_haystack.get(), hayBytes });
             copies.push_back({ segAt, m_segments.get(), segBytes });
         }
         std::memcpy(base + queueAt, queueInit.data(), queueInit.size() * 4);

@@ -23,8 +23,7 @@ class VulkanStaging;
  * batch where one did not (a device error, Mesa's loop limit) or that ran past the timeout is re-run on the CPU
  * engine, so nothing is lost.
  *
- * Threading: created, used and destroyed on one thread, which owns the QRhi and every resource, except for
- * newHaystack() and the haystacks' deleters, which the reader thread calls.
+ * Threading: created, used and destroyed on one thread, which owns the QRhi and every resource.
  */
 class GpuEngine : public Engine
 {
@@ -45,10 +44,6 @@ public:
     int64_t preferredSegmentBytes() const override;
     /// Counted in the kernel: one ring entry per run of a counted pattern's ends rather than one per end.
     void setCountedPatterns(const std::vector<bool> &counted) override;
-    /// On Vulkan, host-visible cached memory that the GPU copies from as it is: the batch is not copied into a
-    /// staging buffer on the scanning thread first (for a 512 MiB batch that copy took as long as the scan).
-    /// Called on the reader thread; the memory is given back when the haystack is freed.
-    Haystack newHaystack(int64_t bytes) override;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 
@@ -66,7 +61,6 @@ public:
 private:
     struct Plan;
     struct Phase;
-    struct HostHaystacks;
     struct Pipeline
     {
         int workgroupSize = 0;
@@ -115,7 +109,6 @@ private:
     std::list<std::pair<uint64_t, std::unique_ptr<Plan>>> m_plans;
     std::unique_ptr<GpuTimer> m_timer;
     std::unique_ptr<VulkanStaging> m_staging;
-    std::shared_ptr<HostHaystacks> m_hostHaystacks; // shared with the haystacks' deleters (reader thread)
     std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating
     bool m_profile = false;               // HITSCOPE_GPU_PROFILE: per-batch host phase times on stderr
 };

@@ -31,7 +31,7 @@ VulkanStaging::VulkanStaging(RhiDevice &device)
 {
 }
 
-std::unique_ptr<VulkanStaging> VulkanStaging::create(RhiDevice &device, int64_t bytes, HostUse use)
+std::unique_ptr<VulkanStaging> VulkanStaging::create(RhiDevice &device, int64_t bytes)
 {
 #if QT_CONFIG(vulkan)
     if (device.backend() != GpuBackend::Vulkan || !device.vulkanInstance())
@@ -52,9 +52,7 @@ std::unique_ptr<VulkanStaging> VulkanStaging::create(RhiDevice &device, int64_t 
     df->vkGetBufferMemoryRequirements(h->dev, s->m_buffer, &req);
     VkPhysicalDeviceMemoryProperties props;
     f->vkGetPhysicalDeviceMemoryProperties(h->physDev, &props);
-    // Reads from uncached (write-combined) memory are many times slower than from cached memory.
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        | (use == HostUse::ReadToo ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0);
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     uint32_t type = UINT32_MAX;
     for (uint32_t i = 0; i < props.memoryTypeCount && type == UINT32_MAX; ++i)
         if ((req.memoryTypeBits & (1u << i)) && (props.memoryTypes[i].propertyFlags & want) == want)
@@ -78,7 +76,6 @@ std::unique_ptr<VulkanStaging> VulkanStaging::create(RhiDevice &device, int64_t 
 #else
     Q_UNUSED(device);
     Q_UNUSED(bytes);
-    Q_UNUSED(use);
     return nullptr;
 #endif
 }
@@ -111,7 +108,7 @@ void VulkanStaging::recordCopies(QRhiCommandBuffer *cb, const std::vector<Copy> 
         VkBufferCopy region {};
         region.srcOffset = VkDeviceSize(c.offset);
         region.size = VkDeviceSize(c.bytes);
-        df->vkCmdCopyBuffer(cbh->commandBuffer, c.source ? c.source->m_buffer : m_buffer, dst, 1, &region);
+        df->vkCmdCopyBuffer(cbh->commandBuffer, m_buffer, dst, 1, &region);
     }
     VkMemoryBarrier barrier {};
     barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;

@@ -20,26 +20,18 @@ class RhiDevice;
 class VulkanStaging
 {
 public:
-    /// What the host does with the memory besides writing it once.
-    enum class HostUse {
-        WriteOnly, ///< any host-visible memory (write-combined will do)
-        ReadToo,   ///< cached memory only: the host reads it again (a batch's haystack, which rules read)
-    };
-    /// Null when the device is not Vulkan or such memory cannot be had. Callable on any thread once the device's
-    /// thread has created one (Vulkan's allocation calls are free-threaded; Qt's function tables are built
-    /// on first use).
-    static std::unique_ptr<VulkanStaging> create(RhiDevice &device, int64_t bytes, HostUse use = HostUse::WriteOnly);
+    /// Null when the device is not Vulkan or the memory cannot be had.
+    static std::unique_ptr<VulkanStaging> create(RhiDevice &device, int64_t bytes);
     ~VulkanStaging();
 
     uint8_t *data() const { return m_mapped; }
     int64_t size() const { return m_size; }
-    /// A region of this buffer (or of `source`) copied to the start of a QRhi buffer (Static or Immutable).
+    /// A region of this buffer copied to the start of a QRhi buffer (Static or Immutable).
     struct Copy
     {
         int64_t offset;
         QRhiBuffer *target;
         int64_t bytes;
-        const VulkanStaging *source = nullptr;
     };
 
     /// Records the copies and one barrier that makes them visible to compute shaders. Call outside any pass.

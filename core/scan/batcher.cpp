@@ -165,11 +165,6 @@ Batcher::~Batcher()
         m_read->thread.join();
 }
 
-void Batcher::setAllocator(Allocate allocate)
-{
-    m_allocate = std::move(allocate);
-}
-
 void Batcher::setReadThreads(int threads)
 {
     m_readThreads = std::max(1, threads);
@@ -213,7 +208,7 @@ void Batcher::flush()
         return;
     }
     if (batch->capacity < m_plan->capacity) {
-        batch->haystack = m_allocate(m_plan->capacity);
+        batch->haystack = allocateHaystack(m_plan->capacity);
         batch->capacity = m_plan->capacity;
     }
     // Swapped rather than moved: the plan keeps the recycled batch's vectors and their memory.

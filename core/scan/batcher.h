@@ -23,8 +23,6 @@ public:
     using Acquire = std::function<std::unique_ptr<FileBatch>()>;
     /// Receives each full batch.
     using Emit = std::function<void(std::unique_ptr<FileBatch>)>;
-    /// Memory for a batch whose buffer is too small (Engine::newHaystack).
-    using Allocate = std::function<Haystack(int64_t bytes)>;
 
     /// Reading stops early (the current file is left unfinished) once `cancelled` is true.
     Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool *cancelled = nullptr);
@@ -33,9 +31,6 @@ public:
 
     /// Applies to the batches packed from now on.
     void setSizes(int64_t batchBytes, int64_t segmentBytes);
-
-    /// Where batch memory comes from (default: allocateHaystack()).
-    void setAllocator(Allocate allocate);
 
     /// Threads that read a batch's files at once (default: one per core, at most 8).
     void setReadThreads(int threads);
@@ -68,7 +63,6 @@ private:
     int m_overlap;
     Acquire m_acquire;
     Emit m_emit;
-    Allocate m_allocate = allocateHaystack;
     int64_t m_batchBytes = 64 << 20;
     int64_t m_segmentBytes = 256 << 10;
     int m_nextFileIndex = 0;

@@ -21,7 +21,6 @@ QJsonObject BatchTelemetry::toJson() const
     o[QLatin1String("bytes_uploaded")] = qint64(bytesUploadedData + bytesUploadedTables);
     o[QLatin1String("bytes_read_back")] = qint64(bytesReadBack);
     o[QLatin1String("bytes_moved")] = qint64(bytesMoved());
-    o[QLatin1String("bytes_copied_on_host")] = qint64(bytesCopiedOnHost);
     o[QLatin1String("hits")] = qint64(hits);
     o[QLatin1String("hits_rerun")] = qint64(hitsRerun);
     o[QLatin1String("hit_density")] = hitDensity();

@@ -24,9 +24,6 @@ struct BatchTelemetry
     int64_t bytesUploadedData = 0;
     int64_t bytesUploadedTables = 0;
     int64_t bytesReadBack = 0;
-    /// GPU: haystack bytes copied on the host into a staging buffer before the upload (0 when the batch was
-    /// read into memory the GPU copies from: Engine::newHaystack)
-    int64_t bytesCopiedOnHost = 0;
     int64_t hits = 0;
     int64_t hitsRerun = 0;      ///< hits of launches re-run because the hit ring was too small
     double gpuMs = 0;

@@ -33,10 +33,6 @@ public:
     /// report their ends per batch file in BatchResult::counts instead of one hit each (millions of matches of
     /// `{ 00 00 00 00 }` then cost a few numbers). An engine that does not count reports them as hits.
     virtual void setCountedPatterns(const std::vector<bool> &counted) { Q_UNUSED(counted); }
-    /// Memory for a batch's bytes, called on the reader thread: an engine that must copy the haystack before it
-    /// can scan it (into memory a GPU can copy from) hands out memory it can use as it is. Every haystack it
-    /// hands out is freed before the engine is destroyed.
-    virtual Haystack newHaystack(int64_t bytes) { return allocateHaystack(bytes); }
     /// `carryIn` has, per batch file and unbounded group, the state to resume from (see BatchResult);
     /// entries of first chunks are ignored. Returns false with `error` set when the batch could not run.
     virtual bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

@@ -9,11 +9,7 @@ namespace Hitscope {
 
 void HaystackFree::operator()(uint8_t *p) const
 {
-    if (!p)
-        return;
-    if (release)
-        release(p);
-    else
+    if (p)
         ::munmap(p, bytes);
 }
 
@@ -26,7 +22,7 @@ Haystack allocateHaystack(int64_t bytes)
 #ifdef MADV_HUGEPAGE
     ::madvise(p, size, MADV_HUGEPAGE);
 #endif
-    return Haystack(static_cast<uint8_t *>(p), HaystackFree { size, {} });
+    return Haystack(static_cast<uint8_t *>(p), HaystackFree { size });
 }
 
 } // namespace Hitscope

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -39,12 +38,10 @@ struct BatchFile
     }
 };
 
-/// Frees a haystack: memory from allocateHaystack(), or, with `release` set, memory an engine handed out
-/// (Engine::newHaystack) and takes back through it.
+/// Frees a haystack made by allocateHaystack().
 struct HaystackFree
 {
     size_t bytes = 0;
-    std::function<void(uint8_t *)> release;
     void operator()(uint8_t *p) const;
 };
 using Haystack = std::unique_ptr<uint8_t[], HaystackFree>;

@@ -430,8 +430,6 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 readStart = Clock::now();
             },
             &m_cancel);
-        // Memory the engine can scan without copying it first (the GPU's host-visible staging memory).
-        batcher.setAllocator([this](int64_t bytes) { return m_engine.newHaystack(bytes); });
         auto applySizes = [&] {
             if (m_paramsVersion.load() == seenVersion)
                 return;

@@ -604,27 +604,6 @@ private Q_SLOTS:
         }
     }
 
-    void batchesAreReadWhereTheGpuCopiesFrom()
-    {
-        // The Scanner asks the engine for batch memory: on Vulkan the GPU copies each batch from where the reader
-        // put it, with no copy on the host; memory from elsewhere (an engine in between that does not pass
-        // newHaystack on) is copied into the staging buffer first. Same hits both ways (sameHitsAsCpu and the
-        // counted tests go through the two paths).
-        const ScanOutcome direct = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, m_base);
-        RawOutcome raw;
-        const std::vector<bool> noneCounted;
-        RecordingEngine recorder(*m_gpu, noneCounted, raw);
-        const ScanOutcome copied = scanWith(recorder, m_rules, m_catalog, m_case.dir, m_base);
-        QVERIFY(direct.batches.size() >= 3);
-        QCOMPARE(copied.batches.size(), direct.batches.size());
-        for (size_t i = 0; i < direct.batches.size(); ++i) {
-            QCOMPARE(direct.batches[i].bytesCopiedOnHost, int64_t(0));
-            QVERIFY(copied.batches[i].bytesCopiedOnHost >= copied.batches[i].haystackBytes);
-        }
-        QCOMPARE(direct.hits, m_cpu.hits);
-        QVERIFY(raw.faults.isEmpty());
-    }
-
     void defaultBatchSizeSuitsTheDevice()
     {
         // hitscope-cli uses it when --batch-bytes is not given: never above what one binding holds, and on
