@@ -96,9 +96,11 @@ QByteArray readFile(const QString &path)
     return file.readAll();
 }
 
-Kernel loadBaked(uint32_t workgroupSize)
+// `counting`: the kernel for tables with counted patterns (the engine picks it only then).
+Kernel loadBaked(uint32_t workgroupSize, bool counting)
 {
-    const QString path = QStringLiteral(":/shaders/scan_wg%1.comp.qsb").arg(workgroupSize);
+    const QString path
+        = QStringLiteral(":/shaders/scan_wg%1%2.comp.qsb").arg(workgroupSize).arg(counting ? QString() : QStringLiteral("_nocount"));
     const QShader shader = QShader::fromSerialized(readFile(path));
     // The lowest SPIR-V version baked is the one QRhi's Vulkan backend picks (1.0 today).
     std::optional<QShaderKey> best;
@@ -373,8 +375,10 @@ int main(int argc, char **argv)
                 kernels.back().localSize = onlySize; // e.g. a module sized by LocalSizeId
         } else {
             for (uint32_t size : offeredSizes) {
-                if (!onlySize || size == onlySize)
-                    kernels.push_back(loadBaked(size));
+                if (!onlySize || size == onlySize) {
+                    kernels.push_back(loadBaked(size, true));
+                    kernels.push_back(loadBaked(size, false));
+                }
             }
         }
         for (const Kernel &kernel : kernels)

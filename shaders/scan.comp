@@ -27,6 +27,10 @@
 #ifndef WG_SIZE
 #define WG_SIZE 64
 #endif
+// 0 for tables with no counted pattern: the pending sums then take no registers.
+#ifndef COUNTING
+#define COUNTING 1
+#endif
 layout(local_size_x = WG_SIZE) in;
 
 layout(std140, binding = 0) uniform Params
@@ -128,12 +132,14 @@ uint pendingPatternNext;
 
 void clearCounts()
 {
+#if COUNTING
     pendingState = uvec4(NONE);
     pendingVisits = uvec4(0u);
     pendingStateNext = 0u;
     pendingPattern = uvec4(NONE);
     pendingCount = uvec4(0u);
     pendingPatternNext = 0u;
+#endif
 }
 
 void emitCount(Run r, uint key, uint count)
@@ -168,6 +174,7 @@ void accumulate(Run r, inout uvec4 keys, inout uvec4 counts, inout uint next, ui
 // Everything pending written to the ring: at the end of every piece.
 void flushCounts(Run r)
 {
+#if COUNTING
     emitCount(r, pendingState.x, pendingVisits.x);
     emitCount(r, pendingState.y, pendingVisits.y);
     emitCount(r, pendingState.z, pendingVisits.z);
@@ -177,6 +184,7 @@ void flushCounts(Run r)
     emitCount(r, pendingPattern.z, pendingCount.z);
     emitCount(r, pendingPattern.w, pendingCount.w);
     clearCounts();
+#endif
 }
 
 // Reports the accept entries of `state` reached on the byte at `pos`: kind 0 ends at pos, kind 1 at pos - 1,
@@ -185,7 +193,7 @@ bool emitAccepts(Run r, uint state, uint pos, uint numClasses, uint aiBase, uint
 {
     uint st = state / numClasses;
     uint firstWord = aux[aiBase + st];
-    if (!atEof && (firstWord & COUNTED_STATE) != 0u) {
+    if (COUNTING != 0 && !atEof && (firstWord & COUNTED_STATE) != 0u) {
         // Every end is at pos: owned or not as a whole.
         if (pos >= r.ownBegin && pos < r.ownEnd)
             accumulate(r, pendingState, pendingVisits, pendingStateNext, st | COUNT_FLAG | STATE_FLAG, 1u);
@@ -208,7 +216,7 @@ bool emitAccepts(Run r, uint state, uint pos, uint numClasses, uint aiBase, uint
             end = kind == 0u ? pos : pos - 1u;
         }
         if (end >= r.ownBegin && end < r.ownEnd) {
-            if ((e & COUNTED_BIT) != 0u)
+            if (COUNTING != 0 && (e & COUNTED_BIT) != 0u)
                 accumulate(r, pendingPattern, pendingCount, pendingPatternNext, (e & PATTERN_MASK) | COUNT_FLAG, 1u);
             else
                 emitHit(r, e & PATTERN_MASK, end);
@@ -249,40 +257,59 @@ bool walkPiece(Run r)
     uint s = round == 0u ? r.initState : istate[r.slot * 2u];
     bool intact = true;
     uint i = begin;
-    // Bytes one at a time up to a 16-byte boundary of the haystack, then 16 at a time, then the tail.
-    uint alignedStart = min(end, begin + ((16u - ((r.dataStart + begin) & 15u)) & 15u));
-    uint vectorEnd = alignedStart + ((end - alignedStart) & ~15u);
-    for (; i < alignedStart; ++i) {
-        if (r.uItem != NONE)
-            recordAt(r, i, s);
-        uint p = r.dataStart + i;
-        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
-        s = e & STATE_MASK;
-        if ((e & ACCEPT_FLAG) != 0u)
-            intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
-    }
-    intact = intact && i == alignedStart;
-    for (; i < vectorEnd; i += 16u) {
-        uvec4 block = hay16[(r.dataStart + i) >> 4];
-        uint w = 0u;
-        for (; w < 4u; ++w) {
-            uint word = block[w];
-            uint k = 0u;
-            for (; k < 4u; ++k) {
-                uint pos = i + w * 4u + k;
-                if (r.uItem != NONE)
-                    recordAt(r, pos, s);
-                uint e = trans[tBase + s + classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu)];
-                s = e & STATE_MASK;
-                if ((e & ACCEPT_FLAG) != 0u)
-                    intact = emitAccepts(r, s, pos, numClasses, aiBase, aeBase, false) && intact;
-            }
-            intact = intact && k == 4u;
+    // Whole 16-byte blocks of the haystack go through a loop that only follows the DFA and stops at the first byte
+    // that accepts; that byte, bytes before a block boundary and bytes near a position the unbounded item records
+    // go one at a time through the full step. The block loop carries nothing else, so the accept handling is not
+    // inlined sixteen times into it: fewer registers per invocation, more invocations per multiprocessor.
+    while (i < end) {
+        uint limit = end;
+        if (r.uItem != NONE) {
+            // A state is recorded before the byte at these positions is read: blocks stop short of them.
+            if (r.entryPos >= i && r.entryPos < limit)
+                limit = r.entryPos;
+            if (r.exitPos >= i && r.exitPos < limit)
+                limit = r.exitPos;
         }
-        intact = intact && w == 4u;
-    }
-    intact = intact && i == vectorEnd;
-    for (; i < end; ++i) {
+        if (((r.dataStart + i) & 15u) == 0u && i + 16u <= limit) {
+            uint stop = 16u;
+            bool cut = false;
+            for (; i + 16u <= limit; i += 16u) {
+                uvec4 block = hay16[(r.dataStart + i) >> 4];
+                uint w = 0u;
+                for (; w < 4u; ++w) {
+                    uint word = block[w];
+                    uint k = 0u;
+                    for (; k < 4u; ++k) {
+                        uint e = trans[tBase + s + classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu)];
+                        s = e & STATE_MASK;
+                        if ((e & ACCEPT_FLAG) != 0u) {
+                            stop = w * 4u + k;
+                            break;
+                        }
+                    }
+                    if (stop != 16u)
+                        break;
+                    cut = cut || k != 4u;
+                }
+                if (stop != 16u)
+                    break;
+                cut = cut || w != 4u;
+                if (cut)
+                    break;
+            }
+            // Mesa may end a loop early: stopped neither by an accept nor by its bound.
+            if (cut || (stop == 16u && i + 16u <= limit)) {
+                intact = false;
+                break;
+            }
+            if (stop != 16u) {
+                intact = emitAccepts(r, s, i + stop, numClasses, aiBase, aeBase, false) && intact;
+                i += stop + 1u;
+                continue;
+            }
+            if (i >= end)
+                break;
+        }
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
@@ -290,6 +317,7 @@ bool walkPiece(Run r)
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
+        ++i;
     }
     intact = intact && i == end;
     istate[r.slot * 2u] = s;

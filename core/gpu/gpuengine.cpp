@@ -39,7 +39,7 @@ constexpr uint32_t kStateFlag = 0x40000000u;
 constexpr uint32_t kCountedState = 0x80000000u;
 // Mesa's software drivers end an invocation after 65,535 loop iterations: one piece of this many bytes per
 // invocation and dispatch leaves room for the hit loops.
-constexpr uint32_t kLimitedPieceBytes = 16384;
+constexpr uint32_t kLimitedPieceBytes = 8192;
 constexpr uint32_t kUnlimitedPieceBytes = 0x7fffffffu;
 // Room for about a million hits (12 MiB) before a batch has to run again with a larger ring; Mesa's storage
 // bindings are small, so less there.
@@ -280,17 +280,18 @@ bool GpuEngine::ensureBindings(QString *error)
     return true;
 }
 
-QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool *cacheHit, QString *error)
+QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bool *cacheHit, QString *error)
 {
     for (auto it = m_pipelines.begin(); it != m_pipelines.end(); ++it) {
-        if (it->workgroupSize == workgroupSize) {
+        if (it->workgroupSize == workgroupSize && it->counting == counting) {
             m_pipelines.splice(m_pipelines.begin(), m_pipelines, it);
             *cacheHit = true;
             return m_pipelines.front().pipeline.get();
         }
     }
     *cacheHit = false;
-    const QShader shader = RhiDevice::loadShader(QStringLiteral(":/shaders/scan_wg%1.comp.qsb").arg(workgroupSize), error);
+    const QShader shader = RhiDevice::loadShader(
+        QStringLiteral(":/shaders/scan_wg%1%2.comp.qsb").arg(workgroupSize).arg(counting ? QString() : QStringLiteral("_nocount")), error);
     if (!shader.isValid()) {
         *error = QStringLiteral("workgroup size %1 is not offered (32, 64, 128, 256 or 512): %2").arg(workgroupSize).arg(*error);
         return nullptr;
@@ -302,7 +303,7 @@ QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool *cacheHit, Q
         *error = QStringLiteral("cannot create the GPU scan pipeline (workgroup size %1)").arg(workgroupSize);
         return nullptr;
     }
-    m_pipelines.push_front({ workgroupSize, std::move(p) });
+    m_pipelines.push_front({ workgroupSize, counting, std::move(p) });
     if (m_pipelines.size() > kMaxCachedPipelines)
         m_pipelines.pop_back();
     return m_pipelines.front().pipeline.get();
@@ -830,7 +831,9 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         return false;
     }
     bool pipelineHit = false;
-    QRhiComputePipeline *pipeline = pipelineFor(wg, &pipelineHit, error);
+    // The tables just ensured flag the counted patterns.
+    const bool counting = std::find(m_tablesCounted.begin(), m_tablesCounted.end(), true) != m_tablesCounted.end();
+    QRhiComputePipeline *pipeline = pipelineFor(wg, counting, &pipelineHit, error);
     if (!pipeline) {
         updates->release();
         return false;

@@ -64,6 +64,7 @@ private:
     struct Pipeline
     {
         int workgroupSize = 0;
+        bool counting = true;
         std::unique_ptr<QRhiComputePipeline> pipeline;
     };
 
@@ -73,7 +74,8 @@ private:
     bool ensureBuffer(std::unique_ptr<QRhiBuffer> &buffer, QRhiBuffer::Type type, QRhiBuffer::UsageFlags usage,
                       int64_t bytes, QString *error);
     bool ensureBindings(QString *error);
-    QRhiComputePipeline *pipelineFor(int workgroupSize, bool *cacheHit, QString *error);
+    /// The scan kernel of that workgroup size, with the counting code when `counting` (see setCountedPatterns).
+    QRhiComputePipeline *pipelineFor(int workgroupSize, bool counting, bool *cacheHit, QString *error);
     const Plan &planFor(const std::vector<uint32_t> &queueLens, int lanes, uint32_t budget, bool *cacheHit);
     bool runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                   const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error);
