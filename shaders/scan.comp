@@ -240,6 +240,29 @@ void recordAt(Run r, uint pos, uint s)
         istate[unboundedBase + r.uItem] = s;
 }
 
+// The four bytes of `word` (block bytes first .. first + 3) through the DFA, unless a byte of the block accepted
+// already (stop < 16): the state then stays the one reached on that byte, and stop names it. Straight-line code
+// with no branch: the loads after a stop are wasted, but accepting bytes are rare.
+void followWord(uint word, uint first, uint g, uint cBase, uint tBase, inout uint s, inout uint stop)
+{
+    uint e = trans[tBase + s + classOf(g, cBase, word & 0xffu)];
+    bool live = stop == 16u;
+    s = live ? e & STATE_MASK : s;
+    stop = live && (e & ACCEPT_FLAG) != 0u ? first : stop;
+    e = trans[tBase + s + classOf(g, cBase, (word >> 8) & 0xffu)];
+    live = stop == 16u;
+    s = live ? e & STATE_MASK : s;
+    stop = live && (e & ACCEPT_FLAG) != 0u ? first + 1u : stop;
+    e = trans[tBase + s + classOf(g, cBase, (word >> 16) & 0xffu)];
+    live = stop == 16u;
+    s = live ? e & STATE_MASK : s;
+    stop = live && (e & ACCEPT_FLAG) != 0u ? first + 2u : stop;
+    e = trans[tBase + s + classOf(g, cBase, word >> 24)];
+    live = stop == 16u;
+    s = live ? e & STATE_MASK : s;
+    stop = live && (e & ACCEPT_FLAG) != 0u ? first + 3u : stop;
+}
+
 // Scans piece `round` of the run; true when the run ended with this piece and every loop ran to its bound.
 bool walkPiece(Run r)
 {
@@ -272,33 +295,17 @@ bool walkPiece(Run r)
         }
         if (((r.dataStart + i) & 15u) == 0u && i + 16u <= limit) {
             uint stop = 16u;
-            bool cut = false;
             for (; i + 16u <= limit; i += 16u) {
                 uvec4 block = hay16[(r.dataStart + i) >> 4];
-                uint w = 0u;
-                for (; w < 4u; ++w) {
-                    uint word = block[w];
-                    uint k = 0u;
-                    for (; k < 4u; ++k) {
-                        uint e = trans[tBase + s + classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu)];
-                        s = e & STATE_MASK;
-                        if ((e & ACCEPT_FLAG) != 0u) {
-                            stop = w * 4u + k;
-                            break;
-                        }
-                    }
-                    if (stop != 16u)
-                        break;
-                    cut = cut || k != 4u;
-                }
+                followWord(block.x, 0u, r.group, cBase, tBase, s, stop);
+                followWord(block.y, 4u, r.group, cBase, tBase, s, stop);
+                followWord(block.z, 8u, r.group, cBase, tBase, s, stop);
+                followWord(block.w, 12u, r.group, cBase, tBase, s, stop);
                 if (stop != 16u)
-                    break;
-                cut = cut || w != 4u;
-                if (cut)
                     break;
             }
             // Mesa may end a loop early: stopped neither by an accept nor by its bound.
-            if (cut || (stop == 16u && i + 16u <= limit)) {
+            if (stop == 16u && i + 16u <= limit) {
                 intact = false;
                 break;
             }

@@ -290,8 +290,12 @@ QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bo
         }
     }
     *cacheHit = false;
-    const QShader shader = RhiDevice::loadShader(
-        QStringLiteral(":/shaders/scan_wg%1%2.comp.qsb").arg(workgroupSize).arg(counting ? QString() : QStringLiteral("_nocount")), error);
+    // HITSCOPE_GPU_SHADER_DIR: kernels baked elsewhere (same names), for comparing variants in one benchmark run.
+    const QString dir = qEnvironmentVariable("HITSCOPE_GPU_SHADER_DIR", QStringLiteral(":/shaders"));
+    const QString name = QStringLiteral("/scan_wg%1%2.comp.qsb")
+                             .arg(workgroupSize)
+                             .arg(counting ? QString() : QStringLiteral("_nocount"));
+    const QShader shader = RhiDevice::loadShader(dir + name, error);
     if (!shader.isValid()) {
         *error = QStringLiteral("workgroup size %1 is not offered (32, 64, 128, 256 or 512): %2").arg(workgroupSize).arg(*error);
         return nullptr;
