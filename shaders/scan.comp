@@ -27,7 +27,8 @@
 #ifndef WG_SIZE
 #define WG_SIZE 64
 #endif
-// 0 for tables with no counted pattern: the pending sums then take no registers.
+// 0 for tables with no counted pattern: the pending sums then take no registers (on the H200's driver
+// 63 registers -> 42: more invocations per multiprocessor, and this kernel waits on memory).
 #ifndef COUNTING
 #define COUNTING 1
 #endif
@@ -240,29 +241,6 @@ void recordAt(Run r, uint pos, uint s)
         istate[unboundedBase + r.uItem] = s;
 }
 
-// The four bytes of `word` (block bytes first .. first + 3) through the DFA, unless a byte of the block accepted
-// already (stop < 16): the state then stays the one reached on that byte, and stop names it. Straight-line code
-// with no branch: the loads after a stop are wasted, but accepting bytes are rare.
-void followWord(uint word, uint first, uint g, uint cBase, uint tBase, inout uint s, inout uint stop)
-{
-    uint e = trans[tBase + s + classOf(g, cBase, word & 0xffu)];
-    bool live = stop == 16u;
-    s = live ? e & STATE_MASK : s;
-    stop = live && (e & ACCEPT_FLAG) != 0u ? first : stop;
-    e = trans[tBase + s + classOf(g, cBase, (word >> 8) & 0xffu)];
-    live = stop == 16u;
-    s = live ? e & STATE_MASK : s;
-    stop = live && (e & ACCEPT_FLAG) != 0u ? first + 1u : stop;
-    e = trans[tBase + s + classOf(g, cBase, (word >> 16) & 0xffu)];
-    live = stop == 16u;
-    s = live ? e & STATE_MASK : s;
-    stop = live && (e & ACCEPT_FLAG) != 0u ? first + 2u : stop;
-    e = trans[tBase + s + classOf(g, cBase, word >> 24)];
-    live = stop == 16u;
-    s = live ? e & STATE_MASK : s;
-    stop = live && (e & ACCEPT_FLAG) != 0u ? first + 3u : stop;
-}
-
 // Scans piece `round` of the run; true when the run ended with this piece and every loop ran to its bound.
 bool walkPiece(Run r)
 {
@@ -280,43 +258,10 @@ bool walkPiece(Run r)
     uint s = round == 0u ? r.initState : istate[r.slot * 2u];
     bool intact = true;
     uint i = begin;
-    // Whole 16-byte blocks of the haystack go through a loop that only follows the DFA and stops at the first byte
-    // that accepts; that byte, bytes before a block boundary and bytes near a position the unbounded item records
-    // go one at a time through the full step. The block loop carries nothing else, so the accept handling is not
-    // inlined sixteen times into it: fewer registers per invocation, more invocations per multiprocessor.
-    while (i < end) {
-        uint limit = end;
-        if (r.uItem != NONE) {
-            // A state is recorded before the byte at these positions is read: blocks stop short of them.
-            if (r.entryPos >= i && r.entryPos < limit)
-                limit = r.entryPos;
-            if (r.exitPos >= i && r.exitPos < limit)
-                limit = r.exitPos;
-        }
-        if (((r.dataStart + i) & 15u) == 0u && i + 16u <= limit) {
-            uint stop = 16u;
-            for (; i + 16u <= limit; i += 16u) {
-                uvec4 block = hay16[(r.dataStart + i) >> 4];
-                followWord(block.x, 0u, r.group, cBase, tBase, s, stop);
-                followWord(block.y, 4u, r.group, cBase, tBase, s, stop);
-                followWord(block.z, 8u, r.group, cBase, tBase, s, stop);
-                followWord(block.w, 12u, r.group, cBase, tBase, s, stop);
-                if (stop != 16u)
-                    break;
-            }
-            // Mesa may end a loop early: stopped neither by an accept nor by its bound.
-            if (stop == 16u && i + 16u <= limit) {
-                intact = false;
-                break;
-            }
-            if (stop != 16u) {
-                intact = emitAccepts(r, s, i + stop, numClasses, aiBase, aeBase, false) && intact;
-                i += stop + 1u;
-                continue;
-            }
-            if (i >= end)
-                break;
-        }
+    // Bytes one at a time up to a 16-byte boundary of the haystack, then 16 at a time, then the tail.
+    uint alignedStart = min(end, begin + ((16u - ((r.dataStart + begin) & 15u)) & 15u));
+    uint vectorEnd = alignedStart + ((end - alignedStart) & ~15u);
+    for (; i < alignedStart; ++i) {
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
@@ -324,7 +269,36 @@ bool walkPiece(Run r)
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
-        ++i;
+    }
+    intact = intact && i == alignedStart;
+    for (; i < vectorEnd; i += 16u) {
+        uvec4 block = hay16[(r.dataStart + i) >> 4];
+        uint w = 0u;
+        for (; w < 4u; ++w) {
+            uint word = block[w];
+            uint k = 0u;
+            for (; k < 4u; ++k) {
+                uint pos = i + w * 4u + k;
+                if (r.uItem != NONE)
+                    recordAt(r, pos, s);
+                uint e = trans[tBase + s + classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu)];
+                s = e & STATE_MASK;
+                if ((e & ACCEPT_FLAG) != 0u)
+                    intact = emitAccepts(r, s, pos, numClasses, aiBase, aeBase, false) && intact;
+            }
+            intact = intact && k == 4u;
+        }
+        intact = intact && w == 4u;
+    }
+    intact = intact && i == vectorEnd;
+    for (; i < end; ++i) {
+        if (r.uItem != NONE)
+            recordAt(r, i, s);
+        uint p = r.dataStart + i;
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
+        s = e & STATE_MASK;
+        if ((e & ACCEPT_FLAG) != 0u)
+            intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
     }
     intact = intact && i == end;
     istate[r.slot * 2u] = s;

@@ -39,7 +39,7 @@ constexpr uint32_t kStateFlag = 0x40000000u;
 constexpr uint32_t kCountedState = 0x80000000u;
 // Mesa's software drivers end an invocation after 65,535 loop iterations: one piece of this many bytes per
 // invocation and dispatch leaves room for the hit loops.
-constexpr uint32_t kLimitedPieceBytes = 8192;
+constexpr uint32_t kLimitedPieceBytes = 16384;
 constexpr uint32_t kUnlimitedPieceBytes = 0x7fffffffu;
 // Room for about a million hits (12 MiB) before a batch has to run again with a larger ring; Mesa's storage
 // bindings are small, so less there.
