@@ -72,7 +72,7 @@ QString CliArgs::helpText()
         "      --engine E          auto (default: a hardware GPU when one offers compute, else the CPU,\n"
         "                          with a notice), gpu (any device, Mesa's software Vulkan too) or cpu\n"
         "      --backend B         GPU backend: vulkan or opengl (default: Vulkan, then OpenGL)\n"
-        "      --workgroup-size N  GPU invocations per workgroup: 32, 64 (default), 128, 256 or 512\n"
+        "      --workgroup-size N  GPU invocations per workgroup: 32, 64, 128, 256 (default) or 512\n"
         "      --worker-groups N   GPU persistent workgroups (default 0: from the device and the queue)\n"
         "      --hit-capacity N    GPU hit ring entries (default 0: automatic; a full ring re-runs the batch)\n"
         "      --timeout MS        a GPU batch slower than this is re-run on the CPU (default 10000)\n"

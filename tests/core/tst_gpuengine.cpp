@@ -520,6 +520,7 @@ private Q_SLOTS:
     {
         LaunchParams p = m_base;
         p.timeoutMs = 0;
+        p.workgroupSize = 64;
         Scanner scanner(m_rules, m_catalog, *m_gpu);
         std::vector<BatchTelemetry> batches;
         std::set<HitKey> hits;
