@@ -4,6 +4,7 @@
 #include "automata/atomextractor.h"
 #include "automata/dfabuilder.h"
 #include "automata/patterncatalog.h"
+#include "rules/ruleset.h"
 
 namespace Hitscope {
 
@@ -14,6 +15,34 @@ constexpr int kMinQuality = 18;
 /// Windows reach this far around an atom at most; longer patterns keep their pass.
 constexpr int kMaxRadius = 4096;
 constexpr int kMaxAtomStates = 60000;
+/// An xor form's neighbouring bytes must differ this often (zero deltas also occur in every run of equal bytes),
+/// and the engine screens with the first four deltas.
+constexpr int kMinXorChanges = 3;
+constexpr size_t kMinXorDeltas = 4;
+
+/// The xor atoms of a YARA xor string, or none when a form is too short or too uniform to be distinctive.
+std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group)
+{
+    std::vector<AtomPrefilter::XorAtom> out;
+    if (!pattern.yara || pattern.yara->xorForms.empty())
+        return out;
+    for (const QByteArray &form : pattern.yara->xorForms) {
+        AtomPrefilter::XorAtom a;
+        a.group = group;
+        a.first = uint8_t(form[0]);
+        a.keyLow = pattern.yara->xorKeys.first;
+        a.keyHigh = pattern.yara->xorKeys.second;
+        int changes = 0;
+        for (qsizetype i = 0; i + 1 < form.size(); ++i) {
+            a.deltas.push_back(uint8_t(form[i] ^ form[i + 1]));
+            changes += a.deltas.back() != 0 ? 1 : 0;
+        }
+        if (a.deltas.size() < kMinXorDeltas || changes < kMinXorChanges)
+            return {};
+        out.push_back(std::move(a));
+    }
+    return out;
+}
 
 } // namespace
 
@@ -39,22 +68,33 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
         if (group.unbounded())
             continue;
         std::vector<AtomExtractor::Atom> atoms;
+        std::vector<XorAtom> xorAtoms;
         int radius = 0;
         bool ok = true;
         for (int p : group.patterns) {
             const PatternInfo &info = catalog.patterns[size_t(p)];
             const Regex &regex = rules.patterns[size_t(p)].regex;
             AtomExtractor::Result r;
-            if (!suits(regex, info) || (r = AtomExtractor::extract(regex)).atoms.empty()) {
+            if (!suits(regex, info)) {
                 ok = false;
                 break;
             }
             radius = std::max(radius, info.maxLength);
+            std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
+            if (!x.empty()) {
+                xorAtoms.insert(xorAtoms.end(), x.begin(), x.end());
+                continue;
+            }
+            if ((r = AtomExtractor::extract(regex)).atoms.empty()) {
+                ok = false;
+                break;
+            }
             atoms.insert(atoms.end(), r.atoms.begin(), r.atoms.end());
         }
         if (!ok || radius <= 0)
             continue;
         pre->groupRadius[g] = radius;
+        pre->xorAtoms.insert(pre->xorAtoms.end(), xorAtoms.begin(), xorAtoms.end());
         ++covered;
         for (const auto &atom : atoms) {
             Regex r;
@@ -67,7 +107,8 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
             pre->atomLength.push_back(int(atom.size()));
         }
     }
-    if (covered < 2)
+    // The atom pass walks the atom DFA; with no atom at all there is nothing for it to walk.
+    if (covered < 2 || atomRegexes.empty())
         return nullptr;
     std::vector<DfaBuilder::Input> inputs;
     for (size_t i = 0; i < atomRegexes.size(); ++i)

@@ -26,6 +26,30 @@ struct AtomPrefilter
     std::vector<int> atomLength;    ///< per atom: its length in bytes
     std::vector<int> groupRadius;   ///< per catalog group: its longest match, 0 when the group is scanned whole
 
+    /// A YARA xor string's form (YaraString::xorForms), found by the XOR of neighbouring bytes, which no key
+    /// changes: one look-up for all 255 keys, where atoms would need one atom per key (and all 256 byte
+    /// classes in the atom DFA).
+    struct XorAtom
+    {
+        int group = 0;
+        std::vector<uint8_t> deltas; ///< form[i] ^ form[i + 1], one fewer than the form's bytes
+        uint8_t first = 0;           ///< form[0]: the key of an occurrence at s is data[s] ^ first
+        int keyLow = 0;
+        int keyHigh = 0;
+        /// Whether a copy of the form under a key of the range starts at p (form length bytes readable).
+        bool occursAt(const uint8_t *p) const
+        {
+            const int key = p[0] ^ first;
+            if (key < keyLow || key > keyHigh)
+                return false;
+            for (size_t i = 0; i < deltas.size(); ++i)
+                if (uint8_t(p[i] ^ p[i + 1]) != deltas[i])
+                    return false;
+            return true;
+        }
+    };
+    std::vector<XorAtom> xorAtoms;
+
     bool covers(int group) const { return group < int(groupRadius.size()) && groupRadius[size_t(group)] > 0; }
 
     /// Whether a pattern can be scanned around its atoms: bounded, exact (not relaxed), no assertions, strong

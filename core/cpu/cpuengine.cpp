@@ -3,8 +3,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <memory>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "automata/atomprefilter.h"
 #include "util/parallel.h"
@@ -87,6 +92,12 @@ public:
         }
     }
 
+    /// An occurrence of one of `group`'s atoms starting at haystack offset h.
+    void markAt(int group, int64_t h)
+    {
+        m_marks[size_t(group) * m_blocks + size_t(h >> kBlockShift)].store(1, std::memory_order_relaxed);
+    }
+
     bool marked(int group, size_t block) const
     {
         return m_marks[size_t(group) * m_blocks + block].load(std::memory_order_relaxed) != 0;
@@ -98,6 +109,42 @@ private:
     const size_t m_blocks;
     std::unique_ptr<std::atomic<uint8_t>[]> m_marks;
 };
+
+/**
+ * Marks where the prefilter's xor atoms occur in data[0, n), which starts at haystack offset `base`. Sixteen
+ * starts at a time are screened by their first four deltas (SSE2); each candidate is then checked whole.
+ */
+void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *data, int64_t n, int64_t base)
+{
+    for (const AtomPrefilter::XorAtom &a : pre.xorAtoms) {
+        const int64_t length = int64_t(a.deltas.size()) + 1;
+        int64_t i = 0;
+#ifdef __SSE2__
+        const __m128i d0 = _mm_set1_epi8(char(a.deltas[0]));
+        const __m128i d1 = _mm_set1_epi8(char(a.deltas[1]));
+        const __m128i d2 = _mm_set1_epi8(char(a.deltas[2]));
+        const __m128i d3 = _mm_set1_epi8(char(a.deltas[3]));
+        auto load = [](const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); };
+        // Loads reach data[i + 19]; starts past n - length are dropped.
+        for (; i + 20 <= n; i += 16) {
+            const __m128i b0 = load(data + i), b1 = load(data + i + 1), b2 = load(data + i + 2);
+            const __m128i b3 = load(data + i + 3), b4 = load(data + i + 4);
+            __m128i m = _mm_cmpeq_epi8(_mm_xor_si128(b0, b1), d0);
+            m = _mm_and_si128(m, _mm_cmpeq_epi8(_mm_xor_si128(b1, b2), d1));
+            m = _mm_and_si128(m, _mm_cmpeq_epi8(_mm_xor_si128(b2, b3), d2));
+            m = _mm_and_si128(m, _mm_cmpeq_epi8(_mm_xor_si128(b3, b4), d3));
+            for (unsigned bits = unsigned(_mm_movemask_epi8(m)); bits != 0; bits &= bits - 1) {
+                const int64_t s = i + std::countr_zero(bits);
+                if (s + length <= n && a.occursAt(data + s))
+                    marks.markAt(a.group, base + s);
+            }
+        }
+#endif
+        for (; i + length <= n; ++i)
+            if (a.occursAt(data + i))
+                marks.markAt(a.group, base + i);
+    }
+}
 
 class DfaWalker
 {
@@ -649,6 +696,14 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                 if (w.end == bf.fileSize)
                     scanner.reportEof(w, bf.fileSize);
             });
+            if (atomPass && !pre->xorAtoms.empty()) {
+                for (int k = 0; k < item.count; ++k) {
+                    const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
+                    const BatchFile &bf = batch.files[seg.batchFile];
+                    markXorAtoms(*pre, *marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
+                                 bf.dataOffset + (seg.scanBegin - bf.holdBegin));
+                }
+            }
         }
         busyMs[size_t(t)] = msSince(w0);
     };

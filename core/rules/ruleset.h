@@ -34,6 +34,11 @@ struct YaraString
     int minLength = 1;
     /// >= 0: the condition only asks for a match at this offset, and YARA reports no other.
     int64_t fixedOffset = -1;
+    /// An xor string: its bytes before the key, once per form (ASCII, wide with the zero bytes), matched XORed
+    /// with every key of xorKeys. The XOR of neighbouring bytes does not depend on the key: the CPU engine's
+    /// prefilter looks for that instead of for one atom per key (AtomPrefilter::XorAtom).
+    std::vector<QByteArray> xorForms;
+    std::pair<int, int> xorKeys { 0, 0 };
 };
 
 /// One searchable string of a rule: a literal, a hex string or a regex, already parsed into a Regex.

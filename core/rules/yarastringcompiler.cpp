@@ -348,6 +348,19 @@ YaraStringCompiler::Result compileText(const yaramod::String &s)
     y->matcher = std::make_shared<PriorityMatcher>(exact);
     y->fullword = s.isFullword();
     y->textLength = int(text.size());
+    if (xorMod) {
+        if (ascii || !wide)
+            y->xorForms.push_back(text);
+        if (wide) {
+            QByteArray w;
+            for (char c : text) {
+                w += c;
+                w += '\0';
+            }
+            y->xorForms.push_back(w);
+        }
+        y->xorKeys = { lo, hi };
+    }
     y->minLength = exact.minLength();
     if (!(wide && ascii))
         y->fixedLength = int(text.size()) * (wide ? 2 : 1);

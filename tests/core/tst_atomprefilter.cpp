@@ -3,6 +3,8 @@
 // with the prefilter reports exactly the hits of a scan with a pass per group.
 #include <set>
 
+#include <QDir>
+#include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -143,6 +145,66 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
             QCOMPARE(with.size(), without.size());
             QVERIFY(with == without);
         }
+    }
+
+    void xorStringsFoundByTheirDeltas()
+    {
+        // An xor string is found by the XOR of neighbouring bytes (the same under every key) instead of one atom
+        // per key: copies under the first and last keys of the range, wide copies, copies at a file's start and
+        // end and across chunks of a large file are all found; the plain text (key 0, outside 0x01-0xff) is not.
+        QTemporaryDir tmp;
+        const QString rulesPath = tmp.filePath(QStringLiteral("r.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath,
+                                    "rule lits { strings: $a = \"GLIBC_2.2.5\" $b = \"VirtualAlloc\" condition: any of them }\n"
+                                    "rule xored { strings: $x = \"http://\" xor(0x01-0xff) condition: $x }\n"
+                                    "rule xored_wide { strings: $w = \"kernel32\" wide xor(0x20-0x30) condition: $w }\n"));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        CompileOptions small;
+        small.maxStatesPerGroup = 40;
+        PatternCatalog catalog = PatternCatalog::compile(rules, small);
+        QVERIFY(catalog.prefilter);
+        QCOMPARE(catalog.prefilter->xorAtoms.size(), size_t(2));
+        // Without the 255 + 17 keyed atoms the atom DFA needs few byte classes.
+        QVERIFY2(catalog.prefilter->dfa.numClasses < 64, qPrintable(QString::number(catalog.prefilter->dfa.numClasses)));
+
+        auto xored = [](QByteArray text, int key, bool wide) {
+            QByteArray out;
+            for (char c : text) {
+                out += char(uint8_t(c) ^ uint8_t(key));
+                if (wide)
+                    out += char(key);
+            }
+            return out;
+        };
+        QRandomGenerator rng(99);
+        const QString dir = tmp.filePath(QStringLiteral("corpus"));
+        QVERIFY(QDir().mkpath(dir));
+        int planted = 0;
+        for (int f = 0; f < 6; ++f) {
+            QByteArray data(f == 5 ? 3 << 20 : 20000 + f * 777, '\0'); // the last one spans several batches
+            for (char &c : data)
+                c = rng.bounded(4) == 0 ? char(rng.bounded(256)) : char('a' + rng.bounded(26));
+            const int keys[] = { 1, 0xff, 0x41, 0x20, 0x30, 0x2a };
+            for (int k = 0; k < 40; ++k) {
+                const bool wide = k % 3 == 2;
+                const int key = wide ? 0x20 + (k % 17) : keys[k % 6];
+                const QByteArray copy = xored(wide ? "kernel32" : "http://", key, wide);
+                const qsizetype at = k == 0 ? 0 : k == 1 ? data.size() - copy.size()
+                                                         : qsizetype(rng.bounded(int(data.size() - copy.size())));
+                data.replace(at, copy.size(), copy);
+            }
+            data.replace(100, 7, "http://"); // key 0: not a match of xor(0x01-0xff)
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
+            ++planted;
+        }
+        QCOMPARE(planted, 6);
+        const Hits with = scan(rules, catalog, dir);
+        catalog.prefilter.reset();
+        const Hits without = scan(rules, catalog, dir);
+        QVERIFY(without.size() > 100);
+        QCOMPARE(with.size(), without.size());
+        QVERIFY(with == without);
     }
 };
 
