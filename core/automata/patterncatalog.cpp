@@ -134,6 +134,7 @@ struct Candidate
     bool verify = false;  ///< the DFAs hold `relaxed` instead of the pattern
     Regex relaxed;
     bool atoms = false;   ///< the CPU engine could scan it around its atoms (AtomPrefilter::suits)
+    bool xorForms = false; ///< a YARA xor string (YaraString::xorForms)
 };
 
 struct Chunk
@@ -149,6 +150,7 @@ struct BuiltGroup
     int64_t rawStates = 0; ///< states before minimization: what the budget limits
     bool bounded = true;
     bool covered = false;  ///< by the CPU engine's atom prefilter
+    bool xorForms = false; ///< holds YARA xor strings (grouped apart)
 };
 
 bool containsAll(const std::vector<int> &sortedSet, const std::vector<int> &sortedSubset)
@@ -284,8 +286,13 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     candidates = std::move(kept);
     // Patterns the CPU engine can scan around atoms are grouped apart from the others: one weak pattern (a
     // two-byte literal, say) would cost its whole group the prefilter.
-    for (Candidate &c : candidates)
-        c.atoms = AtomPrefilter::suits(rules.patterns[size_t(c.pattern)].regex, catalog.patterns[size_t(c.pattern)]);
+    // YARA xor strings too: their DFA needs every byte class (255 keys), and the CPU engine's windows around
+    // other patterns' atoms would all walk it.
+    for (Candidate &c : candidates) {
+        const Pattern &pattern = rules.patterns[size_t(c.pattern)];
+        c.atoms = AtomPrefilter::suits(pattern.regex, catalog.patterns[size_t(c.pattern)]);
+        c.xorForms = pattern.yara && !pattern.yara->xorForms.empty();
+    }
 
     // Bounded and unbounded patterns never share a group (they are scanned differently); literals group with
     // literals, sorted so that shared prefixes stay together, and regexes with regexes in rule order.
@@ -299,6 +306,8 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             return x.bounded;
         if (x.atoms != y.atoms)
             return x.atoms;
+        if (x.xorForms != y.xorForms)
+            return y.xorForms;
         if (x.literal != y.literal)
             return x.literal;
         return x.literal && x.key < y.key;
@@ -310,6 +319,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         const bool fresh = chunks.empty() || chunks.back().bounded != c.bounded
             || candidates[size_t(chunks.back().candidates.front())].literal != c.literal
             || candidates[size_t(chunks.back().candidates.front())].atoms != c.atoms
+            || candidates[size_t(chunks.back().candidates.front())].xorForms != c.xorForms
             || chunkStates + c.estimate > groupBudget;
         if (fresh) {
             chunks.push_back({ {}, c.bounded });
@@ -393,8 +403,10 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             probe.groups.push_back(std::move(g));
         }
         const auto cover = AtomPrefilter::build(rules, probe);
-        for (size_t i = 0; i < pieces.size(); ++i)
+        for (size_t i = 0; i < pieces.size(); ++i) {
             pieces[i].covered = cover && cover->covers(int(i));
+            pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
+        }
     }
     std::vector<BuiltGroup> merged;
     constexpr int kMergeRounds = 8;
@@ -409,6 +421,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             int64_t states = 0;
             bool bounded = true;
             bool covered = false;
+            bool xorForms = false;
         };
         std::vector<Bin> bins;
         for (size_t i = 0; i < todo.size(); ++i) {
@@ -419,6 +432,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             // what halving split apart, and a merge with one fails only after building most of the budget.
             for (Bin &bin : bins) {
                 if (round >= kMergeRounds || bin.bounded != todo[i].bounded || bin.covered != todo[i].covered
+                    || bin.xorForms != todo[i].xorForms
                     || bin.states + todo[i].rawStates > groupBudget)
                     continue;
                 std::vector<int> together;
@@ -438,6 +452,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
                 home->candidates = std::move(mine);
                 home->bounded = todo[i].bounded;
                 home->covered = todo[i].covered;
+                home->xorForms = todo[i].xorForms;
             }
             home->members.push_back(i);
             home->states += todo[i].rawStates;
@@ -457,7 +472,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
                 merged.push_back(std::move(todo[bin.members.front()]));
             } else if (!results[k].exceededBudget) {
                 merged.push_back({ bin.candidates, std::move(results[k].dfa), results[k].statesBeforeMinimization,
-                                   bin.bounded, bin.covered });
+                                   bin.bounded, bin.covered, bin.xorForms });
             } else {
                 failed.push_back(bin.candidates);
                 for (size_t m : bin.members)
