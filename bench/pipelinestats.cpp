@@ -96,14 +96,11 @@ QByteArray readFile(const QString &path)
     return file.readAll();
 }
 
-// `counting`: the kernel for tables with counted patterns; `narrow`: for 16-bit transition entries (the engine
-// picks each only where it applies).
-Kernel loadBaked(uint32_t workgroupSize, bool counting, bool narrow)
+// `counting`: the kernel for tables with counted patterns (the engine picks it only then).
+Kernel loadBaked(uint32_t workgroupSize, bool counting)
 {
-    const QString path = QStringLiteral(":/shaders/scan_wg%1%2%3.comp.qsb")
-                             .arg(workgroupSize)
-                             .arg(counting ? QString() : QStringLiteral("_nocount"))
-                             .arg(narrow ? QStringLiteral("_narrow") : QString());
+    const QString path
+        = QStringLiteral(":/shaders/scan_wg%1%2.comp.qsb").arg(workgroupSize).arg(counting ? QString() : QStringLiteral("_nocount"));
     const QShader shader = QShader::fromSerialized(readFile(path));
     // The lowest SPIR-V version baked is the one QRhi's Vulkan backend picks (1.0 today).
     std::optional<QShaderKey> best;
@@ -379,9 +376,8 @@ int main(int argc, char **argv)
         } else {
             for (uint32_t size : offeredSizes) {
                 if (!onlySize || size == onlySize) {
-                    for (const bool counting : { true, false })
-                        for (const bool narrow : { false, true })
-                            kernels.push_back(loadBaked(size, counting, narrow));
+                    kernels.push_back(loadBaked(size, true));
+                    kernels.push_back(loadBaked(size, false));
                 }
             }
         }

@@ -32,11 +32,6 @@
 #ifndef COUNTING
 #define COUNTING 1
 #endif
-// 1 for 16-bit transition entries, two per word: the next state's index (not times the classes) and the accept
-// flag in bit 15. Half the bytes: twice the hot states fit in the caches.
-#ifndef NARROW
-#define NARROW 0
-#endif
 layout(local_size_x = WG_SIZE) in;
 
 layout(std140, binding = 0) uniform Params
@@ -238,19 +233,6 @@ uint classOf(uint g, uint cBase, uint byteValue)
     return aux[cBase + byteValue];
 }
 
-// The transition from state s (times the classes) on class c, as a 32-bit entry: the accept flag and the next
-// state times the classes.
-uint transition(uint tBase, uint s, uint c, uint numClasses)
-{
-#if NARROW
-    uint k = tBase + s + c;
-    uint h = trans[k >> 1] >> ((k & 1u) << 4);
-    return ((h & 0x8000u) << 16) | ((h & 0x7fffu) * numClasses);
-#else
-    return trans[tBase + s + c];
-#endif
-}
-
 void recordAt(Run r, uint pos, uint s)
 {
     if (pos == r.exitPos)
@@ -283,7 +265,7 @@ bool walkPiece(Run r)
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
-        uint e = transition(tBase, s, classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu), numClasses);
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
@@ -299,7 +281,7 @@ bool walkPiece(Run r)
                 uint pos = i + w * 4u + k;
                 if (r.uItem != NONE)
                     recordAt(r, pos, s);
-                uint e = transition(tBase, s, classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu), numClasses);
+                uint e = trans[tBase + s + classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu)];
                 s = e & STATE_MASK;
                 if ((e & ACCEPT_FLAG) != 0u)
                     intact = emitAccepts(r, s, pos, numClasses, aiBase, aeBase, false) && intact;
@@ -313,7 +295,7 @@ bool walkPiece(Run r)
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
-        uint e = transition(tBase, s, classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu), numClasses);
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;

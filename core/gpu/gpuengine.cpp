@@ -27,8 +27,6 @@ double msSince(Clock::time_point t0)
 constexpr int kSegmentWords = 8;
 constexpr int kHitWords = 4;
 constexpr int kGroupWords = 12;
-// Groups of at most this many states fit narrow (16-bit) transition entries.
-constexpr uint32_t kNarrowStates = 0x8000;
 constexpr uint32_t kNone = 0xffffffffu;
 // Accept entries of counted patterns carry kCountedBit (free below the kind bits: pattern ids stay under
 // kMaxPatterns); the kernel writes their sums as ring entries with kCountFlag in the pattern word and the
@@ -282,11 +280,10 @@ bool GpuEngine::ensureBindings(QString *error)
     return true;
 }
 
-QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bool narrow, bool *cacheHit,
-                                             QString *error)
+QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bool *cacheHit, QString *error)
 {
     for (auto it = m_pipelines.begin(); it != m_pipelines.end(); ++it) {
-        if (it->workgroupSize == workgroupSize && it->counting == counting && it->narrow == narrow) {
+        if (it->workgroupSize == workgroupSize && it->counting == counting) {
             m_pipelines.splice(m_pipelines.begin(), m_pipelines, it);
             *cacheHit = true;
             return m_pipelines.front().pipeline.get();
@@ -295,10 +292,9 @@ QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bo
     *cacheHit = false;
     // HITSCOPE_GPU_SHADER_DIR: kernels baked elsewhere (same names), for comparing variants in one benchmark run.
     const QString dir = qEnvironmentVariable("HITSCOPE_GPU_SHADER_DIR", QStringLiteral(":/shaders"));
-    const QString name = QStringLiteral("/scan_wg%1%2%3.comp.qsb")
+    const QString name = QStringLiteral("/scan_wg%1%2.comp.qsb")
                              .arg(workgroupSize)
-                             .arg(counting ? QString() : QStringLiteral("_nocount"))
-                             .arg(narrow ? QStringLiteral("_narrow") : QString());
+                             .arg(counting ? QString() : QStringLiteral("_nocount"));
     const QShader shader = RhiDevice::loadShader(dir + name, error);
     if (!shader.isValid()) {
         *error = QStringLiteral("workgroup size %1 is not offered (32, 64, 128, 256 or 512): %2").arg(workgroupSize).arg(*error);
@@ -311,7 +307,7 @@ QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bo
         *error = QStringLiteral("cannot create the GPU scan pipeline (workgroup size %1)").arg(workgroupSize);
         return nullptr;
     }
-    m_pipelines.push_front({ workgroupSize, counting, narrow, std::move(p) });
+    m_pipelines.push_front({ workgroupSize, counting, std::move(p) });
     if (m_pipelines.size() > kMaxCachedPipelines)
         m_pipelines.pop_back();
     return m_pipelines.front().pipeline.get();
@@ -351,39 +347,20 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     // Patterns of another catalog than the one counted for are not counted (as on the CPU engine).
     static const std::vector<bool> none;
     const std::vector<bool> &counted = m_counted.size() == catalog.patterns.size() ? m_counted : none;
-    // Narrow tables where every group has few enough states for 15 bits: half the bytes, so twice the hot
-    // states fit in the multiprocessors' caches. HITSCOPE_GPU_WIDE_TABLES keeps them wide, for comparison.
-    const bool narrow = !qEnvironmentVariableIsSet("HITSCOPE_GPU_WIDE_TABLES")
-        && std::all_of(catalog.groups.begin(), catalog.groups.end(),
-                       [](const DfaGroup &g) { return g.dfa.numStates <= kNarrowStates; });
-    if (m_tablesUploaded && m_tablesFingerprint == catalog.fingerprint && m_tablesCounted == counted
-        && m_tablesNarrow == narrow)
+    if (m_tablesUploaded && m_tablesFingerprint == catalog.fingerprint && m_tablesCounted == counted)
         return true;
-    // Transitions of every group back to back (32-bit entries, or two 16-bit ones per word: the next state's
-    // index, not times the classes, and the accept flag in bit 15); aux: group descriptors, byte classes, accept
-    // lists.
+    // Transitions of every group back to back; aux: group descriptors, byte classes, accept lists.
     std::vector<uint32_t> trans;
-    std::vector<uint16_t> trans16;
     std::vector<uint32_t> aux(catalog.groups.size() * kGroupWords, 0);
     uint32_t unbounded = 0;
     for (size_t g = 0; g < catalog.groups.size(); ++g) {
         const Dfa &d = catalog.groups[g].dfa;
         uint32_t *desc = aux.data() + g * kGroupWords;
-        desc[0] = uint32_t(narrow ? trans16.size() : trans.size()); // in entries
+        desc[0] = uint32_t(trans.size());
         desc[1] = d.numClasses;
         std::copy(d.start.begin(), d.start.end(), desc + 5);
         desc[8] = catalog.groups[g].unbounded() ? unbounded++ : kNone;
-        if (!narrow) {
-            trans.insert(trans.end(), d.transitions.begin(), d.transitions.end());
-            continue;
-        }
-        for (const uint32_t e : d.transitions)
-            trans16.push_back(uint16_t(((e & Dfa::kAcceptFlag) ? 0x8000u : 0u) | ((e & ~Dfa::kAcceptFlag) / d.numClasses)));
-    }
-    if (narrow) {
-        trans16.resize((trans16.size() + 1) & ~size_t(1));
-        trans.resize(trans16.size() / 2);
-        std::memcpy(trans.data(), trans16.data(), trans16.size() * 2); // little-endian: entry 2k in the low half
+        trans.insert(trans.end(), d.transitions.begin(), d.transitions.end());
     }
     for (size_t g = 0; g < catalog.groups.size(); ++g)
         if (catalog.groups[g].unbounded())
@@ -430,7 +407,6 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     *uploaded = tBytes + aBytes;
     m_tablesFingerprint = catalog.fingerprint;
     m_tablesCounted = counted;
-    m_tablesNarrow = narrow;
     m_tablesUploaded = true;
     return true;
 }
@@ -861,7 +837,7 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     bool pipelineHit = false;
     // The tables just ensured flag the counted patterns.
     const bool counting = std::find(m_tablesCounted.begin(), m_tablesCounted.end(), true) != m_tablesCounted.end();
-    QRhiComputePipeline *pipeline = pipelineFor(wg, counting, m_tablesNarrow, &pipelineHit, error);
+    QRhiComputePipeline *pipeline = pipelineFor(wg, counting, &pipelineHit, error);
     if (!pipeline) {
         updates->release();
         return false;

@@ -65,7 +65,6 @@ private:
     {
         int workgroupSize = 0;
         bool counting = true;
-        bool narrow = false;
         std::unique_ptr<QRhiComputePipeline> pipeline;
     };
 
@@ -75,9 +74,8 @@ private:
     bool ensureBuffer(std::unique_ptr<QRhiBuffer> &buffer, QRhiBuffer::Type type, QRhiBuffer::UsageFlags usage,
                       int64_t bytes, QString *error);
     bool ensureBindings(QString *error);
-    /// The scan kernel of that workgroup size, with the counting code when `counting` (see setCountedPatterns),
-    /// for 16-bit transition entries when `narrow` (see ensureTables).
-    QRhiComputePipeline *pipelineFor(int workgroupSize, bool counting, bool narrow, bool *cacheHit, QString *error);
+    /// The scan kernel of that workgroup size, with the counting code when `counting` (see setCountedPatterns).
+    QRhiComputePipeline *pipelineFor(int workgroupSize, bool counting, bool *cacheHit, QString *error);
     const Plan &planFor(const std::vector<uint32_t> &queueLens, int lanes, uint32_t budget, bool *cacheHit);
     bool runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                   const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error);
@@ -107,7 +105,6 @@ private:
     bool m_tablesUploaded = false;
     std::vector<bool> m_counted;       // as set; applies to a catalog with exactly this many patterns
     std::vector<bool> m_tablesCounted; // the counted set flagged in the uploaded accept entries
-    bool m_tablesNarrow = false;       // the uploaded transitions are 16-bit entries
     int64_t m_hitCapacity = 0; // grows when a batch overflows (automatic capacity)
 
     std::list<Pipeline> m_pipelines; // most recently used first
