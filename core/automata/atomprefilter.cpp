@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "atomprefilter.h"
 
+#include <algorithm>
+
 #include "automata/atomextractor.h"
 #include "automata/dfabuilder.h"
 #include "automata/patterncatalog.h"
@@ -15,10 +17,13 @@ constexpr int kMinQuality = 18;
 /// Windows reach this far around an atom at most; longer patterns keep their pass.
 constexpr int kMaxRadius = 4096;
 constexpr int kMaxAtomStates = 60000;
-/// An xor form's neighbouring bytes must differ this often (zero deltas also occur in every run of equal bytes),
-/// and the engine screens with the first four deltas.
+/// An xor form's neighbouring bytes must differ this often (zero deltas also occur in every run of equal bytes);
+/// the engine screens with the first four deltas, so they must differ there too.
 constexpr int kMinXorChanges = 3;
+constexpr int kMinXorScreenChanges = 2;
 constexpr size_t kMinXorDeltas = 4;
+/// Each xor form costs the engine a screening pass of its own: beyond this many, the rest get atoms per key.
+constexpr size_t kMaxXorForms = 8;
 
 /// The xor atoms of a YARA xor string, or none when a form is too short or too uniform to be distinctive.
 std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group)
@@ -38,6 +43,10 @@ std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group
             changes += a.deltas.back() != 0 ? 1 : 0;
         }
         if (a.deltas.size() < kMinXorDeltas || changes < kMinXorChanges)
+            return {};
+        const auto screen = std::count_if(a.deltas.begin(), a.deltas.begin() + kMinXorDeltas,
+                                          [](uint8_t d) { return d != 0; });
+        if (screen < kMinXorScreenChanges)
             return {};
         out.push_back(std::move(a));
     }
@@ -81,7 +90,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
             }
             radius = std::max(radius, info.maxLength);
             std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
-            if (!x.empty()) {
+            if (!x.empty() && pre->xorAtoms.size() + xorAtoms.size() + x.size() <= kMaxXorForms) {
                 xorAtoms.insert(xorAtoms.end(), x.begin(), x.end());
                 continue;
             }

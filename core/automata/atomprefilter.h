@@ -27,7 +27,7 @@ struct AtomPrefilter
     std::vector<int> groupRadius;   ///< per catalog group: its longest match, 0 when the group is scanned whole
 
     /// A YARA xor string's form (YaraString::xorForms), found by the XOR of neighbouring bytes, which no key
-    /// changes: one look-up for all 255 keys, where atoms would need one atom per key (and all 256 byte
+    /// changes: one look-up for all keys (up to 256), where atoms would need one atom per key (and all 256 byte
     /// classes in the atom DFA).
     struct XorAtom
     {
@@ -57,7 +57,8 @@ struct AtomPrefilter
     /// a whole group its prefilter.
     static bool suits(const Regex &regex, const PatternInfo &info);
 
-    /// Null when fewer than two groups would be covered (then a pass for the atoms saves nothing).
+    /// Null when fewer than two groups would be covered (then a pass for the atoms saves nothing) or when no
+    /// pattern has an ordinary atom (a set of xor strings alone: they are then scanned by full passes).
     static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog);
 };
 

@@ -286,7 +286,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     candidates = std::move(kept);
     // Patterns the CPU engine can scan around atoms are grouped apart from the others: one weak pattern (a
     // two-byte literal, say) would cost its whole group the prefilter.
-    // YARA xor strings too: their DFA needs every byte class (255 keys), and the CPU engine's windows around
+    // YARA xor strings too: their DFA needs every byte class (up to 256 keys), and the CPU engine's windows around
     // other patterns' atoms would all walk it.
     for (Candidate &c : candidates) {
         const Pattern &pattern = rules.patterns[size_t(c.pattern)];

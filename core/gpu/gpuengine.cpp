@@ -297,7 +297,8 @@ QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bo
                              .arg(counting ? QString() : QStringLiteral("_nocount"));
     const QShader shader = RhiDevice::loadShader(dir + name, error);
     if (!shader.isValid()) {
-        *error = QStringLiteral("workgroup size %1 is not offered (32, 64, 128, 256 or 512): %2").arg(workgroupSize).arg(*error);
+        *error = QStringLiteral("no scan kernel %1 (workgroup sizes offered: 32, 64, 128, 256, 512): %2")
+                     .arg(dir + name, *error);
         return nullptr;
     }
     std::unique_ptr<QRhiComputePipeline> p(m_device->rhi()->newComputePipeline());

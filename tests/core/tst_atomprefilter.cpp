@@ -180,31 +180,50 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
         QRandomGenerator rng(99);
         const QString dir = tmp.filePath(QStringLiteral("corpus"));
         QVERIFY(QDir().mkpath(dir));
-        int planted = 0;
+        const int asciiKeys[] = { 1, 0xff, 0x41, 0x2a };
         for (int f = 0; f < 6; ++f) {
             QByteArray data(f == 5 ? 3 << 20 : 20000 + f * 777, '\0'); // the last one spans several batches
             for (char &c : data)
                 c = rng.bounded(4) == 0 ? char(rng.bounded(256)) : char('a' + rng.bounded(26));
-            const int keys[] = { 1, 0xff, 0x41, 0x20, 0x30, 0x2a };
-            for (int k = 0; k < 40; ++k) {
+            // Places: the file's start and end, random ones, and in the large file across every segment edge
+            // (64 KiB) and every MiB (where the batches of 1 MiB cut it into chunks) with a few bytes either side.
+            std::vector<qsizetype> places { 0, -1 };
+            for (int k = 0; k < 38; ++k)
+                places.push_back(qsizetype(rng.bounded(int(data.size() - 20))));
+            if (f == 5)
+                for (qsizetype edge = 64 << 10; edge < data.size(); edge += 64 << 10)
+                    places.push_back(edge - 1 - qsizetype(edge / (64 << 10)) % 15);
+            for (size_t k = 0; k < places.size(); ++k) {
                 const bool wide = k % 3 == 2;
-                const int key = wide ? 0x20 + (k % 17) : keys[k % 6];
+                // Wide keys run through 0x20..0x30, both ends included; ASCII ones include 0x01 and 0xff.
+                const int key = wide ? 0x20 + int(k * 7 % 17) : asciiKeys[k % 4];
                 const QByteArray copy = xored(wide ? "kernel32" : "http://", key, wide);
-                const qsizetype at = k == 0 ? 0 : k == 1 ? data.size() - copy.size()
-                                                         : qsizetype(rng.bounded(int(data.size() - copy.size())));
+                const qsizetype at = places[k] < 0 ? data.size() - copy.size() : std::min(places[k], data.size() - copy.size());
                 data.replace(at, copy.size(), copy);
             }
             data.replace(100, 7, "http://"); // key 0: not a match of xor(0x01-0xff)
             QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
-            ++planted;
         }
-        QCOMPARE(planted, 6);
         const Hits with = scan(rules, catalog, dir);
         catalog.prefilter.reset();
         const Hits without = scan(rules, catalog, dir);
-        QVERIFY(without.size() > 100);
+        QVERIFY(without.size() > 200);
         QCOMPARE(with.size(), without.size());
         QVERIFY(with == without);
+        // The plain text (key 0) at offset 100 is no match of xor(0x01-0xff), in either scan.
+        int xorPattern = -1;
+        for (size_t p = 0; p < rules.patterns.size(); ++p)
+            if (rules.patterns[p].id == QLatin1String("$x"))
+                xorPattern = int(p);
+        QVERIFY(xorPattern >= 0);
+        int xorHits = 0;
+        for (const auto &[path, pattern, offset, length] : with) {
+            if (pattern != xorPattern)
+                continue;
+            ++xorHits;
+            QVERIFY2(offset != 100, path.constData());
+        }
+        QVERIFY(xorHits > 100);
     }
 };
 
