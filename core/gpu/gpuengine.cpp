@@ -836,8 +836,8 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         return false;
     }
     bool pipelineHit = false;
-    // The tables just ensured flag the counted patterns.
-    const bool counting = std::find(m_tablesCounted.begin(), m_tablesCounted.end(), true) != m_tablesCounted.end();
+    // The tables just ensured flag the counted patterns (an empty set when none is: setCountedPatterns).
+    const bool counting = !m_tablesCounted.empty();
     QRhiComputePipeline *pipeline = pipelineFor(wg, counting, &pipelineHit, error);
     if (!pipeline) {
         updates->release();
