@@ -41,6 +41,7 @@ void usage()
                "  -j, --threads N      threads for Hitscope and every peer (default: all cores)\n"
                "      --repeat N       runs of each contender; the best is reported (default 3)\n"
                "      --batch-bytes N, --segment-bytes N   Hitscope launch parameters\n"
+               "      --fixed-batches  every batch of --batch-bytes (default: smaller first and last ones, as the CLI)\n"
                "      --no-yara, --no-vectorscan           leave a peer out\n"
                "      --no-prefilter   the CPU engine makes a pass per group (no atom prefilter)\n"
                "      --list-hits      resolve every YARA match as `hitscope-cli -s` does (default: as without -s,\n"
@@ -99,6 +100,7 @@ int main(int argc, char **argv)
     int threads = QThread::idealThreadCount();
     int repeat = 3;
     bool yara = true, vectorscan = true, kernelOnly = false, noPrefilter = false, listHits = false;
+    bool fixedBatches = false;
     LaunchParams params;
     CompileOptions compileOptions;
     const QStringList args = QCoreApplication::arguments();
@@ -115,6 +117,8 @@ int main(int argc, char **argv)
             repeat = std::max(1, next().toInt());
         else if (a == QLatin1String("--batch-bytes"))
             params.batchBytes = next().toLongLong();
+        else if (a == QLatin1String("--fixed-batches"))
+            fixedBatches = true;
         else if (a == QLatin1String("--segment-bytes")) {
             params.segmentBytes = next().toLongLong();
             segmentSet = true;
@@ -153,6 +157,7 @@ int main(int argc, char **argv)
     }
     threads = std::max(1, threads);
     params.threads = threads;
+    params.rampBatches = !fixedBatches;
 
     // Rules: load and compile, timed.
     QElapsedTimer t;

@@ -79,7 +79,9 @@ QString CliArgs::helpText()
         "      --validation        GPU: enable the Vulkan validation layer\n"
         "  -j, --threads N         CPU engine threads (default: one per core)\n"
         "      --batch-bytes N     bytes per batch (default 256M on a GPU, 64M on the CPU and Mesa's software\n"
-        "                          Vulkan)\n"
+        "                          Vulkan); the first batches and the last ones are smaller, so that the\n"
+        "                          engine starts early and the scan does not end on one large batch\n"
+        "      --fixed-batches     every batch of --batch-bytes, also the first and the last ones\n"
         "      --segment-bytes N   bytes per work item of bounded patterns (default 256K on the CPU,\n"
         "                          4K on a GPU, 15K on Mesa's software Vulkan)\n"
         "\n"
@@ -190,6 +192,8 @@ QString CliArgs::parse(int argc, char **argv)
         } else if (is(nullptr, "--batch-bytes")) {
             err = sizeValue(a, &params.batchBytes);
             batchBytesSet = true;
+        } else if (is(nullptr, "--fixed-batches")) {
+            fixedBatches = true;
         } else if (is(nullptr, "--segment-bytes")) {
             err = sizeValue(a, &params.segmentBytes);
             segmentBytesSet = true;

@@ -25,6 +25,7 @@ struct CliArgs
     QString telemetryFile;
     bool segmentBytesSet = false;
     bool batchBytesSet = false;
+    bool fixedBatches = false;
     bool validation = false;
     Hitscope::WalkOptions walk;
     Hitscope::LaunchParams params;

@@ -163,6 +163,7 @@ int runScanCommand(const CliArgs &args)
         params.batchBytes = engine.preferredBatchBytes();
     if (!args.segmentBytesSet)
         params.segmentBytes = engine.preferredSegmentBytes();
+    params.rampBatches = !args.fixedBatches;
     Scanner scanner(rules, catalog, engine);
     // Rule names and counts need no match offsets: strings only counted by their conditions are counted.
     scanner.setListHits(args.json || (args.printStrings && !args.countOnly));

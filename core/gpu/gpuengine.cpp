@@ -170,12 +170,15 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
         || name.contains(QLatin1String("lavapipe")) || name.contains(QLatin1String("softpipe"));
     m_timer = std::make_unique<GpuTimer>(*m_device);
     m_profile = qEnvironmentVariableIsSet("HITSCOPE_GPU_PROFILE");
+    if (m_profile)
+        m_uploadTimer = std::make_unique<GpuTimer>(*m_device);
 }
 
 GpuEngine::~GpuEngine()
 {
     // QRhi resources go before the device (declaration order would destroy the device last anyway).
     m_timer.reset();
+    m_uploadTimer.reset();
     m_staging.reset();
     m_pipelines.clear();
     m_bindings.reset();
@@ -441,6 +444,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
                          const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
     const auto t0 = Clock::now();
+    m_profileStagingMs = m_profileUploadMs = m_profileFrameWaitMs = 0;
     const uint8_t *haystack = batch.haystack.get();
     BatchTelemetry &t = result.telemetry;
     t.engine = name();
@@ -783,11 +787,12 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     t.rescannedSegments = rescanned;
     if (m_profile)
         std::fprintf(stderr,
-                     "gpu batch %d: %llu segments, %llu items; table %.1f ms, %d frames %.1f ms (kernel %.1f ms), "
-                     "%d fix-up passes scanning %lld items again, read-back %.1f ms, %lld hits and %lld counted ends "
-                     "(%lld counts) %.1f ms\n",
+                     "gpu batch %d: %llu segments, %llu items; table %.1f ms, %d frames %.1f ms (staging copy %.1f ms, "
+                     "submit and wait %.1f ms: GPU copies %.1f ms, kernel %.1f ms), %d fix-up passes scanning %lld items "
+                     "again, read-back %.1f ms, %lld hits and %lld counted ends (%lld counts) %.1f ms\n",
                      batch.index, static_cast<unsigned long long>(numSegments),
-                     static_cast<unsigned long long>(mainItems), buildMs, frames, frameMs, t.gpuMs, passes,
+                     static_cast<unsigned long long>(mainItems), buildMs, frames, frameMs, m_profileStagingMs,
+                     m_profileFrameWaitMs, m_profileUploadMs, t.gpuMs, passes,
                      static_cast<long long>(rescanned), readMs, static_cast<long long>(total),
                      static_cast<long long>(totalCounted), static_cast<long long>(totalCounts), msSince(h0));
     return true;
@@ -866,7 +871,9 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     if (m_staging) {
         uint8_t *base = m_staging->data();
         if (upload) {
+            const auto c0 = Clock::now();
             parallelCopy(base, batch.haystack.get(), hayBytes);
+            m_profileStagingMs += msSince(c0);
             std::memcpy(base + segAt, m_segmentWords.data(), size_t(segBytes));
             copies.push_back({ 0, m_haystack.get(), hayBytes });
             copies.push_back({ segAt, m_segments.get(), segBytes });
@@ -900,8 +907,13 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         }
         QRhiCommandBuffer *cb = frame.commandBuffer();
         // Uploads first, outside the timed part: the timestamps measure the kernel alone.
-        if (!copies.empty())
+        if (!copies.empty()) {
+            if (m_uploadTimer)
+                m_uploadTimer->begin(cb);
             m_staging->recordCopies(cb, copies);
+            if (m_uploadTimer)
+                m_uploadTimer->end(cb);
+        }
         cb->beginComputePass(updates);
         cb->endComputePass();
         m_timer->begin(cb);
@@ -928,12 +940,16 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
                 cb->endComputePass();
             }
         }
+        const auto w0 = Clock::now();
         if (frame.end() != QRhi::FrameOpSuccess) {
             *error = QStringLiteral("the GPU device failed (frame result %1)").arg(int(frame.result()));
             m_disabled = true;
             return false;
         }
+        m_profileFrameWaitMs += msSince(w0);
     }
+    if (m_uploadTimer && !copies.empty())
+        m_profileUploadMs += m_uploadTimer->elapsedMs();
     if (!queueDone) {
         RhiFrame frame(rhi); // OpenGL may complete read-backs at the next frame
     }

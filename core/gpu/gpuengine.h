@@ -110,6 +110,11 @@ private:
     std::list<Pipeline> m_pipelines; // most recently used first
     std::list<std::pair<uint64_t, std::unique_ptr<Plan>>> m_plans;
     std::unique_ptr<GpuTimer> m_timer;
+    std::unique_ptr<GpuTimer> m_uploadTimer; // profiling only: the copies from the staging buffer
+    // Profiling only, per batch: the copy into the staging buffer (host), the GPU's copies out of it, frame waits.
+    double m_profileStagingMs = 0;
+    double m_profileUploadMs = 0;
+    double m_profileFrameWaitMs = 0;
     std::unique_ptr<VulkanStaging> m_staging;
     std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating
     bool m_profile = false;               // HITSCOPE_GPU_PROFILE: per-batch host phase times on stderr

@@ -178,17 +178,46 @@ void Batcher::setPieceBytes(int64_t bytes)
 void Batcher::setSizes(int64_t batchBytes, int64_t segmentBytes)
 {
     // A chunk must be able to hold its overlap, context and lookahead bytes and still own something.
-    m_batchBytes = std::max<int64_t>(batchBytes, 2 * (int64_t(m_overlap) + 2) + 4096);
+    m_minBatchBytes = 2 * (int64_t(m_overlap) + 2) + 4096;
+    m_batchBytes = std::max<int64_t>(batchBytes, m_minBatchBytes);
     m_segmentBytes = std::max<int64_t>(segmentBytes, 64);
 }
 
-void Batcher::ensurePlan()
+void Batcher::setRamp(bool on)
+{
+    m_ramp = on;
+}
+
+void Batcher::setBytesAfter(int64_t bytes)
+{
+    m_bytesAfter = bytes;
+}
+
+int64_t Batcher::planCapacity(int64_t remaining) const
+{
+    if (!m_ramp)
+        return m_batchBytes;
+    // A 16 MiB batch of a 512 MiB scan goes through the H200's engine in a few milliseconds; much smaller
+    // ones would cost more in fixed costs per batch than they save.
+    const int64_t smallest = std::max(m_minBatchBytes, m_batchBytes / 32);
+    int64_t capacity = m_batchBytes;
+    // The first batches grow: 1/8, 1/4, 1/2 of the batch size.
+    constexpr int kRampUp = 3;
+    if (m_nextBatchIndex < kRampUp)
+        capacity = m_batchBytes >> (kRampUp - m_nextBatchIndex);
+    // The last ones halve: each takes half of what is left, until what is left fits in the smallest.
+    if (remaining >= 0)
+        capacity = std::min(capacity, (remaining / 2 + 4095) & ~int64_t(4095));
+    return std::max(capacity, smallest);
+}
+
+void Batcher::ensurePlan(int64_t remaining)
 {
     if (m_plan->index >= 0)
         return;
+    m_plan->capacity = planCapacity(remaining);
     m_plan->index = m_nextBatchIndex++;
     m_plan->overlap = m_overlap;
-    m_plan->capacity = m_batchBytes;
 }
 
 void Batcher::flush()
@@ -229,7 +258,9 @@ void Batcher::flush()
     m_read = std::make_unique<Read>();
     m_read->batch = std::move(batch);
     Read *read = m_read.get();
-    read->thread = std::thread([read, threads = m_readThreads, pieceBytes = m_pieceBytes] {
+    // Every read thread gets at least two pieces of a small batch.
+    const int64_t pieceBytes = std::min(m_pieceBytes, std::max<int64_t>(1 << 20, read->batch->used / (2 * m_readThreads)));
+    read->thread = std::thread([read, threads = m_readThreads, pieceBytes] {
         read->outcomes = readChunks(*read->batch, threads, pieceBytes);
         read->done.store(true, std::memory_order_release);
     });
@@ -249,7 +280,7 @@ void Batcher::poll()
 void Batcher::addProblem(const FileProblem &problem)
 {
     collectIfRead();
-    ensurePlan();
+    ensurePlan(-1);
     m_plan->problems.push_back(problem);
 }
 
@@ -278,7 +309,7 @@ void Batcher::addFile(const FileEntry &entry)
     for (;;) {
         if (m_cancelled && *m_cancelled)
             break;
-        ensurePlan();
+        ensurePlan(m_bytesAfter >= 0 ? m_bytesAfter + (size - pos) : -1);
         const int64_t context = pos > 0 ? std::min<int64_t>(pos, m_overlap + 1) : 0;
         int64_t room = m_plan->capacity - m_plan->used - context - 1;
         // Start a fresh batch rather than owning a sliver of a large file here.

@@ -35,8 +35,17 @@ public:
     /// Threads that read a batch's files at once (default: one per core, at most 8).
     void setReadThreads(int threads);
 
-    /// Reads are cut into pieces of at most this many bytes, shared out among the read threads (default 8 MiB).
+    /// Reads are cut into pieces of at most this many bytes, shared out among the read threads (default 8 MiB;
+    /// smaller in small batches, so that every thread gets some).
     void setPieceBytes(int64_t bytes);
+
+    /// Smaller batches where the scan starts and ends: the engine starts on a first batch read in a few
+    /// milliseconds, and once setBytesAfter() says how much is left, the last batches halve so that the scan
+    /// does not end waiting for one full batch to go through the engine and be resolved. Off by default: a
+    /// user tuning the batch size sees batches of that size.
+    void setRamp(bool on);
+    /// Bytes of the files still to come after the next addFile(); -1 (the default) while unknown.
+    void setBytesAfter(int64_t bytes);
 
     /// Plans one file into the batches (its size is the walker's). A full batch is read by several threads
     /// while the next one is planned, and emitted once read; only one batch is held at a time. Problems
@@ -53,7 +62,9 @@ public:
 private:
     struct Read;
 
-    void ensurePlan();
+    /// `remaining`: bytes still to be planned from here to the end of the scan, or -1 when unknown.
+    void ensurePlan(int64_t remaining);
+    int64_t planCapacity(int64_t remaining) const;
     void flush();
     void addSegments(const BatchFile &file, uint32_t batchFileIndex);
     void collect();
@@ -74,6 +85,9 @@ private:
     int m_readThreads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
     int64_t m_pieceBytes = 8 << 20;
     int m_endedEarly = -1; // index of the last file found shorter than planned
+    bool m_ramp = false;
+    int64_t m_bytesAfter = -1;
+    int64_t m_minBatchBytes = 0;
 };
 
 } // namespace Hitscope

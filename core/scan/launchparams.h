@@ -21,6 +21,7 @@ struct LaunchParams
     int64_t hitCapacity = 0;          ///< GPU: hit ring entries; 0: automatic
     HitWriter hitWriter = HitWriter::Scalar;
     int timeoutMs = 10000;            ///< GPU: a batch slower than this is re-run on the CPU
+    bool rampBatches = false;         ///< smaller batches where the scan starts and ends (Batcher::setRamp)
 
     bool operator==(const LaunchParams &) const = default;
 };

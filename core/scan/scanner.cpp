@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "scan/batcher.h"
+#include "scan/walkahead.h"
 #include "util/parallel.h"
 
 namespace Hitscope {
@@ -436,20 +437,32 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             seenVersion = m_paramsVersion.load();
             const LaunchParams p = currentParams();
             batcher.setSizes(std::min(p.batchBytes, m_engine.maxBatchBytes()), p.segmentBytes);
+            batcher.setRamp(p.rampBatches);
             // As many readers as scanning threads: one thread per core reads cached files about twice as fast
             // as eight.
             batcher.setReadThreads(p.threads > 0 ? p.threads : hardwareThreads());
         };
         applySizes();
-        FileWalker walker(walk);
-        walker.setOnEntry([&] { batcher.poll(); });
-        walker.walk(
-            paths,
-            [&](const FileEntry &e) {
-                applySizes();
-                batcher.addFile(e);
-            },
-            [&](const FileProblem &p) { batcher.addProblem(p); }, &m_cancel);
+        // The walk runs ahead on a thread of its own: once it has ended, the batcher knows what is left.
+        WalkAhead walker(paths, walk, &m_cancel);
+        WalkAhead::Item item;
+        while (!m_cancel) {
+            const WalkAhead::Next n = walker.next(item, 2);
+            if (n == WalkAhead::Next::End)
+                break;
+            if (n == WalkAhead::Next::Waiting) {
+                // A batch read meanwhile leaves now, not when the slow walk (or its filters) finds a file.
+                batcher.poll();
+                continue;
+            }
+            if (!item.file) {
+                batcher.addProblem(item.problem);
+                continue;
+            }
+            applySizes();
+            batcher.setBytesAfter(walker.bytesAhead());
+            batcher.addFile(*item.file);
+        }
         if (!m_cancel)
             batcher.finish();
         full.close();

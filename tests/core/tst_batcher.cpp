@@ -45,6 +45,7 @@ struct Sizes
     qint64 segmentBytes = 256 << 10;
     qint64 pieceBytes = 8 << 20;
     int readThreads = 4;
+    bool ramp = false; // with the bytes after each file told, as the scanner tells them once its walk has ended
 };
 
 std::vector<std::unique_ptr<FileBatch>> batchFiles(const std::vector<FileEntry> &entries, const Sizes &sizes)
@@ -56,8 +57,16 @@ std::vector<std::unique_ptr<FileBatch>> batchFiles(const std::vector<FileEntry> 
     batcher.setSizes(sizes.batchBytes, sizes.segmentBytes);
     batcher.setPieceBytes(sizes.pieceBytes);
     batcher.setReadThreads(sizes.readThreads);
+    batcher.setRamp(sizes.ramp);
+    int64_t after = 0;
     for (const FileEntry &e : entries)
+        after += e.size;
+    for (const FileEntry &e : entries) {
+        after -= e.size;
+        if (sizes.ramp)
+            batcher.setBytesAfter(after);
         batcher.addFile(e);
+    }
     batcher.finish();
     return batches;
 }
@@ -83,15 +92,18 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("batchBytes");
         QTest::addColumn<qint64>("segmentBytes");
         QTest::addColumn<qint64>("pieceBytes");
+        QTest::addColumn<bool>("ramp");
         const qint64 whole = 8 << 20; // larger than every file: one piece per chunk
-        QTest::addRow("no overlap, small batches") << 0 << qint64(10000) << qint64(1000) << whole;
-        QTest::addRow("overlap 63") << 63 << qint64(20000) << qint64(777) << whole;
-        QTest::addRow("overlap larger than segments") << 300 << qint64(50000) << qint64(100) << whole;
-        QTest::addRow("one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10) << whole;
-        QTest::addRow("pieces of 1000, small batches") << 0 << qint64(10000) << qint64(1000) << qint64(1000);
-        QTest::addRow("pieces of 4096, overlap 63") << 63 << qint64(20000) << qint64(777) << qint64(4096);
-        QTest::addRow("pieces of 7, overlap 300") << 300 << qint64(50000) << qint64(100) << qint64(7);
-        QTest::addRow("pieces of 10000, one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10) << qint64(10000);
+        QTest::addRow("no overlap, small batches") << 0 << qint64(10000) << qint64(1000) << whole << false;
+        QTest::addRow("overlap 63") << 63 << qint64(20000) << qint64(777) << whole << false;
+        QTest::addRow("overlap larger than segments") << 300 << qint64(50000) << qint64(100) << whole << false;
+        QTest::addRow("one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10) << whole << false;
+        QTest::addRow("pieces of 1000, small batches") << 0 << qint64(10000) << qint64(1000) << qint64(1000) << false;
+        QTest::addRow("pieces of 4096, overlap 63") << 63 << qint64(20000) << qint64(777) << qint64(4096) << false;
+        QTest::addRow("pieces of 7, overlap 300") << 300 << qint64(50000) << qint64(100) << qint64(7) << false;
+        QTest::addRow("pieces of 10000, one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10) << qint64(10000) << false;
+        QTest::addRow("ramp, small batches") << 0 << qint64(10000) << qint64(1000) << whole << true;
+        QTest::addRow("ramp, overlap 300, pieces of 7") << 300 << qint64(50000) << qint64(100) << qint64(7) << true;
     }
 
     void ownershipAndOverlap()
@@ -100,6 +112,7 @@ private Q_SLOTS:
         QFETCH(qint64, batchBytes);
         QFETCH(qint64, segmentBytes);
         QFETCH(qint64, pieceBytes);
+        QFETCH(bool, ramp);
         QTemporaryDir tmp;
         QRandomGenerator rng(7);
         std::vector<QByteArray> contents;
@@ -113,7 +126,7 @@ private Q_SLOTS:
         }
 
         const int fds = openFds();
-        const auto batches = batchFiles(entries, { overlap, batchBytes, segmentBytes, pieceBytes });
+        const auto batches = batchFiles(entries, { overlap, batchBytes, segmentBytes, pieceBytes, 4, ramp });
         QCOMPARE(openFds(), fds);
 
         std::map<int, std::vector<int>> ownedByChunk;  // file -> owner count per byte
@@ -161,6 +174,54 @@ private Q_SLOTS:
         for (const auto &[file, counts] : ownedBySegment)
             QVERIFY2(std::all_of(counts.begin(), counts.end(), [](int c) { return c == 1; }),
                      "a byte in no segment or two");
+    }
+
+    void rampGrowsFirstAndHalvesAtTheEnd()
+    {
+        // 40 files of 50,000 bytes in batches of 200,000 bytes: ten or more batches without the ramp.
+        QTemporaryDir tmp;
+        QRandomGenerator rng(11);
+        std::vector<FileEntry> entries;
+        for (int i = 0; i < 40; ++i) {
+            const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
+            QVERIFY(TestUtil::writeFile(path, randomBytes(50000, rng)));
+            entries.push_back({ QFile::encodeName(path), 50000 });
+        }
+        const qint64 batchBytes = 200000;
+        Sizes sizes;
+        sizes.batchBytes = batchBytes;
+        sizes.segmentBytes = 4096;
+        const auto fixed = batchFiles(entries, sizes);
+        QVERIFY(fixed.size() >= 10);
+        for (const auto &b : fixed)
+            QCOMPARE(b->capacity, batchBytes);
+        sizes.ramp = true;
+        const auto ramped = batchFiles(entries, sizes);
+
+        // The engine starts on an eighth of a batch, then a quarter, a half.
+        QVERIFY(ramped.size() > 6);
+        QCOMPARE(ramped[0]->capacity, batchBytes / 8);
+        QCOMPARE(ramped[1]->capacity, batchBytes / 4);
+        QCOMPARE(ramped[2]->capacity, batchBytes / 2);
+        size_t peak = 0;
+        for (size_t i = 0; i < ramped.size(); ++i) {
+            QVERIFY(ramped[i]->used <= ramped[i]->capacity);
+            QVERIFY(ramped[i]->capacity <= batchBytes);
+            if (ramped[i]->capacity == batchBytes && peak == 0)
+                peak = i;
+        }
+        QVERIFY2(peak == 3, "full batches follow the ramp up");
+        // From the full ones on, each is at most as large as the one before, and the scan ends on a small one.
+        for (size_t i = peak + 1; i < ramped.size(); ++i)
+            QVERIFY(ramped[i]->capacity <= ramped[i - 1]->capacity);
+        QVERIFY(ramped.back()->capacity <= batchBytes / 16);
+        QVERIFY(ramped[ramped.size() - 2]->capacity < batchBytes / 4);
+        // A few batches more, not many.
+        QVERIFY(ramped.size() <= fixed.size() + 10);
+        int64_t owned = 0;
+        for (const auto &b : ramped)
+            owned += b->ownedBytes;
+        QCOMPARE(owned, int64_t(40 * 50000));
     }
 
     void pollHandsOnABatchOnceRead()

@@ -75,6 +75,8 @@ private Q_SLOTS:
         QTest::addRow("64 KiB batches: large files split across batches")
             << QStringList { QStringLiteral("--batch-bytes"), QStringLiteral("64K"), QStringLiteral("--segment-bytes"),
                              QStringLiteral("1000") };
+        QTest::addRow("64 KiB batches, all of that size") << QStringList { QStringLiteral("--batch-bytes"), QStringLiteral("64K"),
+                                                                           QStringLiteral("--fixed-batches") };
         QTest::addRow("tiny segments") << QStringList { QStringLiteral("--segment-bytes"), QStringLiteral("100"),
                                                         QStringLiteral("--batch-bytes"), QStringLiteral("300K") };
     }
@@ -246,7 +248,7 @@ private Q_SLOTS:
     {
         QByteArray out;
         QCOMPARE(TestUtil::runCli({ QStringLiteral("--help") }, &out), 0);
-        for (const char *opt : { "--rules", "--engine", "--threads", "--json", "--telemetry", "--batch-bytes",
+        for (const char *opt : { "--rules", "--engine", "--threads", "--json", "--telemetry", "--batch-bytes", "--fixed-batches",
                                  "--segment-bytes", "--max-file-size", "--exclude", "--include", "Exit status" })
             QVERIFY2(out.contains(opt), opt);
     }

@@ -21,6 +21,7 @@
 #include <QTest>
 
 #include "scan/filewalker.h"
+#include "scan/walkahead.h"
 
 using namespace Hitscope;
 
@@ -85,6 +86,7 @@ private Q_SLOTS:
     void missingRoot();
     void vanishedEntry();
     void cancellation();
+    void walkAheadKeepsOrderAndCountsBytesLeft();
     void problemToString();
 
 private:
@@ -495,6 +497,61 @@ void TestFileWalker::cancellation()
         },
         [](const FileProblem &) {}, &cancelled);
     QCOMPARE(seen, 1);
+}
+
+void TestFileWalker::walkAheadKeepsOrderAndCountsBytesLeft()
+{
+    makeDir("d");
+    makeFile("d/1", "1");
+    makeFile("d/22", "22");
+    makeDir("d/sub");
+    makeFile("d/sub/333", "333");
+    makeFile("e4", "eeee");
+    const WalkResult plain = walk({ "d", "missing", "e4" });
+    QCOMPARE(plain.problems.size(), 1);
+
+    // At most two items wait: the walk pauses for the taker, and every item still comes once, in order.
+    std::atomic_bool cancelled = false;
+    WalkAhead ahead({ path("d"), path("missing"), path("e4") }, WalkOptions {}, &cancelled, 2);
+    QByteArrayList files;
+    QList<int64_t> left;
+    int problems = 0;
+    WalkAhead::Item item;
+    for (;;) {
+        const WalkAhead::Next n = ahead.next(item, 1000);
+        QVERIFY(n != WalkAhead::Next::Waiting);
+        if (n == WalkAhead::Next::End)
+            break;
+        if (!item.file) {
+            QVERIFY(item.problem.path.endsWith("missing"));
+            ++problems;
+            continue;
+        }
+        files << item.file->path.mid(m_base.size() + 1);
+        // With the third file taken, the rest (a problem and a file) fits in two: the walk can end, and the
+        // bytes after each file are exact from then on.
+        QTRY_VERIFY(ahead.bytesAhead() >= 0 || files.size() < 3);
+        left << ahead.bytesAhead();
+    }
+    QCOMPARE(files, plain.files);
+    QCOMPARE(problems, 1);
+    QCOMPARE(ahead.bytesAhead(), 0);
+    // The last files are taken after the walk ended: what they leave is what follows them.
+    QCOMPARE(left.back(), 0);
+    QCOMPARE(left[left.size() - 2], 4);
+
+    // Cancelled, the walk stops early and the taker sees its end.
+    makeDir("many");
+    for (int i = 0; i < 200; ++i)
+        makeFile("many/" + QByteArray::number(i), "x");
+    std::atomic_bool stop = false;
+    WalkAhead cut({ path("many") }, WalkOptions {}, &stop, 4);
+    QCOMPARE(cut.next(item, 1000), WalkAhead::Next::Item);
+    stop = true;
+    int more = 0;
+    while (cut.next(item, 1000) == WalkAhead::Next::Item)
+        ++more;
+    QVERIFY2(more < 199, "the walk went on after the cancel");
 }
 
 void TestFileWalker::problemToString()

@@ -122,7 +122,8 @@ private Q_SLOTS:
         QVERIFY(m_tmp.isValid());
         m_case = TestUtil::generateCase(m_tmp.path(), 20260311, 4096);
         m_rules = QStringList { m_case.literalsFile, m_case.regexesFile };
-        // Small batches and segments: many batches, and segments within Mesa's loop limit on lavapipe.
+        // Small batches and segments: many batches, and segments within Mesa's loop limit on lavapipe. The GUI
+        // makes every batch the size set (the CLI's --fixed-batches), so that a change of size shows as it is.
         m_params.batchBytes = 256 << 10;
         m_params.segmentBytes = 4096;
 
@@ -130,8 +131,8 @@ private Q_SLOTS:
         QByteArray out, err;
         const int rc = TestUtil::runCli(
             { QStringLiteral("scan"), QStringLiteral("--json"), QStringLiteral("--engine"), QStringLiteral("cpu"),
-              QStringLiteral("--batch-bytes"), QStringLiteral("256K"), QStringLiteral("--segment-bytes"),
-              QStringLiteral("4096"), QStringLiteral("--telemetry"), tele, QStringLiteral("-r"), m_rules[0],
+              QStringLiteral("--batch-bytes"), QStringLiteral("256K"), QStringLiteral("--fixed-batches"),
+              QStringLiteral("--segment-bytes"), QStringLiteral("4096"), QStringLiteral("--telemetry"), tele, QStringLiteral("-r"), m_rules[0],
               QStringLiteral("-r"), m_rules[1], m_case.dir },
             &out, &err);
         QVERIFY2(rc == 0, err.constData());

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "walkahead.h"
+
+#include <chrono>
+
+namespace Hitscope {
+
+WalkAhead::WalkAhead(const QByteArrayList &roots, const WalkOptions &options, const std::atomic_bool *cancelled,
+                     size_t maxAhead)
+    : m_maxAhead(std::max<size_t>(1, maxAhead))
+    , m_cancelled(cancelled)
+{
+    m_thread = std::thread([this, roots, options] {
+        // The walker stops on either flag: the scan's cancel, or this object going away.
+        std::atomic_bool stop { false };
+        FileWalker walker(options);
+        walker.setOnEntry([&] {
+            if (m_stopWalk.load(std::memory_order_relaxed) || (m_cancelled && m_cancelled->load()))
+                stop = true;
+        });
+        walker.walk(
+            roots, [&](const FileEntry &e) { push(Item { e, {} }, e.size); },
+            [&](const FileProblem &p) { push(Item { std::nullopt, p }, 0); }, &stop);
+        std::lock_guard lock(m_mutex);
+        m_ended = true;
+        m_changed.notify_all();
+    });
+}
+
+WalkAhead::~WalkAhead()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+        m_stopWalk = true;
+        m_changed.notify_all();
+    }
+    m_thread.join();
+}
+
+void WalkAhead::push(Item &&item, int64_t bytes)
+{
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [&] { return m_items.size() < m_maxAhead || m_stop; });
+    if (m_stop)
+        return;
+    m_items.push_back(std::move(item));
+    m_bytes += bytes;
+    m_changed.notify_all();
+}
+
+WalkAhead::Next WalkAhead::next(Item &item, int waitMs)
+{
+    std::unique_lock lock(m_mutex);
+    if (!m_changed.wait_for(lock, std::chrono::milliseconds(waitMs), [&] { return !m_items.empty() || m_ended; }))
+        return Next::Waiting;
+    if (m_items.empty())
+        return Next::End;
+    item = std::move(m_items.front());
+    m_items.pop_front();
+    if (item.file)
+        m_bytes -= item.file->size;
+    m_changed.notify_all();
+    return Next::Item;
+}
+
+int64_t WalkAhead::bytesAhead() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_ended ? m_bytes : -1;
+}
+
+} // namespace Hitscope
