@@ -23,7 +23,8 @@ class VulkanStaging;
  * batch where one did not (a device error, Mesa's loop limit) or that ran past the timeout is re-run on the CPU
  * engine, so nothing is lost.
  *
- * Threading: created, used and destroyed on one thread, which owns the QRhi and every resource.
+ * Threading: created, used and destroyed on one thread, which owns the QRhi and every resource; newHaystack()
+ * alone is called on the reader's thread.
  */
 class GpuEngine : public Engine
 {
@@ -44,6 +45,9 @@ public:
     int64_t preferredSegmentBytes() const override;
     /// Counted in the kernel: one ring entry per run of a counted pattern's ends rather than one per end.
     void setCountedPatterns(const std::vector<bool> &counted) override;
+    /// Memory the GPU copies batches from where they were read (imported with VK_EXT_external_memory_host);
+    /// plain memory where the device cannot import it. Thread-safe.
+    Haystack newHaystack(int64_t bytes) override;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 
@@ -61,6 +65,7 @@ public:
 private:
     struct Plan;
     struct Phase;
+    struct HostImports;
     struct Pipeline
     {
         int workgroupSize = 0;
@@ -116,6 +121,7 @@ private:
     double m_profileUploadMs = 0;
     double m_profileFrameWaitMs = 0;
     std::unique_ptr<VulkanStaging> m_staging;
+    std::shared_ptr<HostImports> m_hostImports; // shared with the haystacks' deleters, which may outlive us
     std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating
     bool m_profile = false;               // HITSCOPE_GPU_PROFILE: per-batch host phase times on stderr
 };

@@ -273,6 +273,27 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
         }
         import.physDev = devices[size_t(options.vulkanDeviceIndex)];
     }
+    // Host memory import (batches copied to the GPU from where they were read), where the device QRhi will
+    // pick has it: asked for only then, as QRhi warns about extensions a device lacks.
+    {
+        QVulkanFunctions *f = m_vulkan->functions();
+        uint32_t count = 0;
+        f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, nullptr);
+        std::vector<VkPhysicalDevice> devices(count);
+        f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, devices.data());
+        const VkPhysicalDevice chosen = import.physDev ? import.physDev : (count > 0 ? devices[0] : VK_NULL_HANDLE);
+        if (chosen && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_HOST_IMPORT")) {
+            uint32_t n = 0;
+            f->vkEnumerateDeviceExtensionProperties(chosen, nullptr, &n, nullptr);
+            std::vector<VkExtensionProperties> exts(n);
+            f->vkEnumerateDeviceExtensionProperties(chosen, nullptr, &n, exts.data());
+            for (const VkExtensionProperties &e : exts)
+                if (qstrcmp(e.extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
+                    m_hostMemoryImport = true;
+            if (m_hostMemoryImport)
+                params.deviceExtensions = { QByteArrayLiteral(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) };
+        }
+    }
     m_rhi.reset(QRhi::create(QRhi::Vulkan, &params, {}, import.physDev ? &import : nullptr));
     if (!m_rhi) {
         *error = QStringLiteral("no Vulkan device could be created (see the warnings above).");

@@ -61,6 +61,8 @@ public:
     QThread *thread() const { return m_thread; }
     /// The instance the QRhi was created with; null unless the backend is Vulkan.
     QVulkanInstance *vulkanInstance() const { return m_vulkan.get(); }
+    /// Whether the Vulkan device was created with VK_EXT_external_memory_host (see VulkanHostBuffer).
+    bool hasHostMemoryImport() const { return m_hostMemoryImport; }
 
     /// Loads a baked shader, for example ":/shaders/smoke.comp.qsb". Returns an invalid QShader and sets
     /// `error` when the resource is missing or unreadable.
@@ -99,6 +101,7 @@ private:
     std::unique_ptr<QRhi> m_rhi;
     QThread *m_thread = nullptr;
     GpuDeviceInfo m_info;
+    bool m_hostMemoryImport = false;
 };
 
 } // namespace Hitscope

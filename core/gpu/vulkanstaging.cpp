@@ -7,6 +7,7 @@
 #endif
 
 #include "gpu/rhidevice.h"
+#include "gpu/vulkanhostbuffer.h"
 
 namespace Hitscope {
 
@@ -108,7 +109,7 @@ void VulkanStaging::recordCopies(QRhiCommandBuffer *cb, const std::vector<Copy> 
         VkBufferCopy region {};
         region.srcOffset = VkDeviceSize(c.offset);
         region.size = VkDeviceSize(c.bytes);
-        df->vkCmdCopyBuffer(cbh->commandBuffer, m_buffer, dst, 1, &region);
+        df->vkCmdCopyBuffer(cbh->commandBuffer, c.source ? c.source->buffer() : m_buffer, dst, 1, &region);
     }
     VkMemoryBarrier barrier {};
     barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;

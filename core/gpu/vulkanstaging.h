@@ -10,6 +10,7 @@
 namespace Hitscope {
 
 class RhiDevice;
+class VulkanHostBuffer;
 
 /**
  * A host-visible Vulkan buffer of our own, mapped once, from which the haystack is copied to the GPU.
@@ -32,6 +33,7 @@ public:
         int64_t offset;
         QRhiBuffer *target;
         int64_t bytes;
+        const VulkanHostBuffer *source = nullptr; ///< copy from this imported memory instead of the staging buffer
     };
 
     /// Records the copies and one barrier that makes them visible to compute shaders. Call outside any pass.

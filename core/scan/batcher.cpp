@@ -165,6 +165,11 @@ Batcher::~Batcher()
         m_read->thread.join();
 }
 
+void Batcher::setAllocator(std::function<Haystack(int64_t)> allocate)
+{
+    m_allocate = std::move(allocate);
+}
+
 void Batcher::setReadThreads(int threads)
 {
     m_readThreads = std::max(1, threads);
@@ -237,8 +242,12 @@ void Batcher::flush()
         return;
     }
     if (batch->capacity < m_plan->capacity) {
-        batch->haystack = allocateHaystack(m_plan->capacity);
-        batch->capacity = m_plan->capacity;
+        // Every buffer the full batch size, also for the ramp's small batches: buffers are recycled, and a
+        // larger one later would be fresh memory again (page faults; for the GPU engine, memory to register).
+        const int64_t bytes = std::max(m_plan->capacity, m_batchBytes);
+        batch->haystack.reset(); // before the new one: not two large buffers at once
+        batch->haystack = m_allocate(bytes);
+        batch->capacity = bytes;
     }
     // Swapped rather than moved: the plan keeps the recycled batch's vectors and their memory.
     batch->clear();

@@ -32,6 +32,9 @@ public:
     /// Applies to the batches packed from now on.
     void setSizes(int64_t batchBytes, int64_t segmentBytes);
 
+    /// Where batch buffers come from (default: allocateHaystack()); called on the batcher's thread.
+    void setAllocator(std::function<Haystack(int64_t)> allocate);
+
     /// Threads that read a batch's files at once (default: one per core, at most 8).
     void setReadThreads(int threads);
 
@@ -88,6 +91,7 @@ private:
     bool m_ramp = false;
     int64_t m_bytesAfter = -1;
     int64_t m_minBatchBytes = 0;
+    std::function<Haystack(int64_t)> m_allocate = allocateHaystack;
 };
 
 } // namespace Hitscope

@@ -18,6 +18,7 @@ QJsonObject BatchTelemetry::toJson() const
     o[QLatin1String("occupancy")] = occupancy;
     o[QLatin1String("bytes_uploaded_data")] = qint64(bytesUploadedData);
     o[QLatin1String("bytes_uploaded_tables")] = qint64(bytesUploadedTables);
+    o[QLatin1String("bytes_staged")] = qint64(bytesStaged);
     o[QLatin1String("bytes_uploaded")] = qint64(bytesUploadedData + bytesUploadedTables);
     o[QLatin1String("bytes_read_back")] = qint64(bytesReadBack);
     o[QLatin1String("bytes_moved")] = qint64(bytesMoved());

@@ -22,6 +22,7 @@ struct BatchTelemetry
     int workgroupSize = 0;
     double occupancy = 0;       ///< work items processed / lanes launched (GPU); busy share of threads (CPU)
     int64_t bytesUploadedData = 0;
+    int64_t bytesStaged = 0; ///< GPU: haystack bytes copied on the host into staging memory (0 when imported)
     int64_t bytesUploadedTables = 0;
     int64_t bytesReadBack = 0;
     int64_t hits = 0;

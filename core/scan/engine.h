@@ -33,6 +33,9 @@ public:
     /// report their ends per batch file in BatchResult::counts instead of one hit each (millions of matches of
     /// `{ 00 00 00 00 }` then cost a few numbers). An engine that does not count reports them as hits.
     virtual void setCountedPatterns(const std::vector<bool> &counted) { Q_UNUSED(counted); }
+    /// Memory for a batch of `bytes` (the batcher's buffers; called on the reader thread). An engine may hand
+    /// out memory its device reads from directly. Default: allocateHaystack().
+    virtual Haystack newHaystack(int64_t bytes) { return allocateHaystack(bytes); }
     /// `carryIn` has, per batch file and unbounded group, the state to resume from (see BatchResult);
     /// entries of first chunks are ignored. Returns false with `error` set when the batch could not run.
     virtual bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

@@ -9,8 +9,11 @@ namespace Hitscope {
 
 void HaystackFree::operator()(uint8_t *p) const
 {
-    if (p)
-        ::munmap(p, bytes);
+    if (!p)
+        return;
+    if (release)
+        release(p);
+    ::munmap(p, bytes);
 }
 
 Haystack allocateHaystack(int64_t bytes)
@@ -22,7 +25,7 @@ Haystack allocateHaystack(int64_t bytes)
 #ifdef MADV_HUGEPAGE
     ::madvise(p, size, MADV_HUGEPAGE);
 #endif
-    return Haystack(static_cast<uint8_t *>(p), HaystackFree { size });
+    return Haystack(static_cast<uint8_t *>(p), HaystackFree { size, {} });
 }
 
 } // namespace Hitscope

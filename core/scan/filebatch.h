@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct BatchFile
 struct HaystackFree
 {
     size_t bytes = 0;
+    /// Called before the memory is unmapped (an engine that registered the memory with a device lets go of it).
+    std::function<void(uint8_t *)> release;
     void operator()(uint8_t *p) const;
 };
 using Haystack = std::unique_ptr<uint8_t[], HaystackFree>;

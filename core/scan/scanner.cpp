@@ -431,6 +431,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 readStart = Clock::now();
             },
             &m_cancel);
+        batcher.setAllocator([this](int64_t bytes) { return m_engine.newHaystack(bytes); });
         auto applySizes = [&] {
             if (m_paramsVersion.load() == seenVersion)
                 return;

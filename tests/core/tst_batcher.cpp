@@ -178,50 +178,46 @@ private Q_SLOTS:
 
     void rampGrowsFirstAndHalvesAtTheEnd()
     {
-        // 40 files of 50,000 bytes in batches of 200,000 bytes: ten or more batches without the ramp.
+        // 400 files of 5,000 bytes in batches of 200,000 bytes: a batch takes whole files until fewer than
+        // 5,000 bytes are left, so it holds from its size less 5,000 up to its size.
         QTemporaryDir tmp;
         QRandomGenerator rng(11);
         std::vector<FileEntry> entries;
-        for (int i = 0; i < 40; ++i) {
+        for (int i = 0; i < 400; ++i) {
             const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
-            QVERIFY(TestUtil::writeFile(path, randomBytes(50000, rng)));
-            entries.push_back({ QFile::encodeName(path), 50000 });
+            QVERIFY(TestUtil::writeFile(path, randomBytes(5000, rng)));
+            entries.push_back({ QFile::encodeName(path), 5000 });
         }
         const qint64 batchBytes = 200000;
+        auto holds = [](const FileBatch &b, qint64 size) { return b.used <= size && b.used >= size - 5000; };
         Sizes sizes;
         sizes.batchBytes = batchBytes;
         sizes.segmentBytes = 4096;
         const auto fixed = batchFiles(entries, sizes);
-        QVERIFY(fixed.size() >= 10);
-        for (const auto &b : fixed)
-            QCOMPARE(b->capacity, batchBytes);
+        QCOMPARE(int(fixed.size()), 11);
         sizes.ramp = true;
         const auto ramped = batchFiles(entries, sizes);
 
-        // The engine starts on an eighth of a batch, then a quarter, a half.
-        QVERIFY(ramped.size() > 6);
-        QCOMPARE(ramped[0]->capacity, batchBytes / 8);
-        QCOMPARE(ramped[1]->capacity, batchBytes / 4);
-        QCOMPARE(ramped[2]->capacity, batchBytes / 2);
-        size_t peak = 0;
-        for (size_t i = 0; i < ramped.size(); ++i) {
-            QVERIFY(ramped[i]->used <= ramped[i]->capacity);
-            QVERIFY(ramped[i]->capacity <= batchBytes);
-            if (ramped[i]->capacity == batchBytes && peak == 0)
-                peak = i;
-        }
-        QVERIFY2(peak == 3, "full batches follow the ramp up");
-        // From the full ones on, each is at most as large as the one before, and the scan ends on a small one.
-        for (size_t i = peak + 1; i < ramped.size(); ++i)
-            QVERIFY(ramped[i]->capacity <= ramped[i - 1]->capacity);
-        QVERIFY(ramped.back()->capacity <= batchBytes / 16);
-        QVERIFY(ramped[ramped.size() - 2]->capacity < batchBytes / 4);
+        // The engine starts on an eighth of a batch, then a quarter, a half, then full batches.
+        QVERIFY(ramped.size() > 8);
+        QVERIFY(holds(*ramped[0], batchBytes / 8));
+        QVERIFY(holds(*ramped[1], batchBytes / 4));
+        QVERIFY(holds(*ramped[2], batchBytes / 2));
+        QVERIFY(holds(*ramped[3], batchBytes));
+        // Every buffer is of the full size: recycled buffers need not grow later.
+        for (const auto &b : ramped)
+            QCOMPARE(b->capacity, batchBytes);
+        // From the full ones on, each holds at most what the one before held, and the scan ends on small ones.
+        for (size_t i = 4; i < ramped.size(); ++i)
+            QVERIFY(ramped[i]->used <= ramped[i - 1]->used + 5000);
+        QVERIFY(ramped.back()->used <= batchBytes / 16);
+        QVERIFY(ramped[ramped.size() - 2]->used <= batchBytes / 8);
         // A few batches more, not many.
         QVERIFY(ramped.size() <= fixed.size() + 10);
         int64_t owned = 0;
         for (const auto &b : ramped)
             owned += b->ownedBytes;
-        QCOMPARE(owned, int64_t(40 * 50000));
+        QCOMPARE(owned, int64_t(400 * 5000));
     }
 
     void pollHandsOnABatchOnceRead()

@@ -19,6 +19,8 @@
 #include "gpu/gpuengine.h"
 #include "gpu/headlessplatform.h"
 #include "rules/ruleloader.h"
+#include "scan/batcher.h"
+#include "scan/filewalker.h"
 #include "scan/scanner.h"
 #include "testutil.h"
 
@@ -603,6 +605,55 @@ private Q_SLOTS:
             if (i > 0)
                 QVERIFY(t.pipelineCacheHits > 0);
         }
+    }
+
+    void batchesGoToTheGpuFromWhereTheyWereRead()
+    {
+        // Where the device imports host memory (Mesa's lavapipe does, as the NVIDIA driver), the scanner's
+        // batches come from the engine and go to the GPU with no copy on the host; batches in memory of anyone
+        // else's are staged. Both give the CPU engine's hits.
+        const bool imports = m_gpu->device().hasHostMemoryImport();
+        if (m_gpu->device().deviceName().contains(QLatin1String("llvmpipe")))
+            QVERIFY2(imports, "lavapipe offers VK_EXT_external_memory_host");
+        LaunchParams p = m_base;
+        p.rampBatches = true;
+        const ScanOutcome out = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
+        QVERIFY(out.hits == m_cpu.hits);
+        QVERIFY(out.batches.size() > 3);
+        int64_t staged = 0;
+        for (const BatchTelemetry &t : out.batches)
+            staged += t.bytesStaged;
+        if (imports)
+            QCOMPARE(staged, int64_t(0));
+        else
+            QVERIFY(staged > 0);
+
+        // A batch in plain memory, read by a batcher of its own.
+        std::vector<std::unique_ptr<FileBatch>> batches;
+        Batcher batcher(
+            std::max(0, m_catalog.maxBoundedMatchLength() - 1), [] { return std::make_unique<FileBatch>(); },
+            [&](std::unique_ptr<FileBatch> b) { batches.push_back(std::move(b)); });
+        batcher.setSizes(m_base.batchBytes, m_base.segmentBytes);
+        FileWalker().walk({ QFile::encodeName(m_case.dir) }, [&](const FileEntry &e) { batcher.addFile(e); },
+                          [](const FileProblem &) {});
+        batcher.finish();
+        QVERIFY(!batches.empty());
+        const FileBatch &b = *batches.front();
+        std::vector<uint32_t> carry(b.files.size() * m_catalog.groups.size(), 0);
+        BatchResult gpu, cpu;
+        QString error;
+        QVERIFY2(m_gpu->scan(b, m_catalog, m_base, carry, gpu, &error), qPrintable(error));
+        CpuEngine cpuEngine;
+        QVERIFY2(cpuEngine.scan(b, m_catalog, m_base, carry, cpu, &error), qPrintable(error));
+        QVERIFY(gpu.telemetry.bytesStaged >= b.used);
+        auto key = [](const RawHit &h) { return std::make_tuple(h.batchFile, h.pattern, h.end); };
+        std::set<std::tuple<uint32_t, uint32_t, int64_t>> g, c;
+        for (const RawHit &h : gpu.hits)
+            g.insert(key(h));
+        for (const RawHit &h : cpu.hits)
+            c.insert(key(h));
+        QVERIFY(c.size() > 10);
+        QVERIFY(g == c);
     }
 
     void defaultBatchSizeSuitsTheDevice()

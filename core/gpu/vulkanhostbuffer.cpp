@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gpu/vulkanhostbuffer.h"
+
+#if QT_CONFIG(vulkan)
+#include <QVulkanFunctions>
+#include <QVulkanInstance>
+#endif
+
+#include "gpu/rhidevice.h"
+
+namespace Hitscope {
+
+#if QT_CONFIG(vulkan)
+namespace {
+
+const QRhiVulkanNativeHandles *handles(RhiDevice &device)
+{
+    return static_cast<const QRhiVulkanNativeHandles *>(device.rhi()->nativeHandles());
+}
+
+} // namespace
+#endif
+
+VulkanHostBuffer::VulkanHostBuffer(RhiDevice &device)
+    : m_device(device)
+{
+}
+
+bool VulkanHostBuffer::isSupported(RhiDevice &device)
+{
+#if QT_CONFIG(vulkan)
+    return device.backend() == GpuBackend::Vulkan && device.vulkanInstance() && device.hasHostMemoryImport();
+#else
+    Q_UNUSED(device);
+    return false;
+#endif
+}
+
+std::unique_ptr<VulkanHostBuffer> VulkanHostBuffer::create(RhiDevice &device, uint8_t *data, int64_t bytes)
+{
+#if QT_CONFIG(vulkan)
+    if (!isSupported(device) || !data || bytes <= 0)
+        return nullptr;
+    const QRhiVulkanNativeHandles *h = handles(device);
+    QVulkanInstance *inst = device.vulkanInstance();
+    // Looked up on every call: deviceFunctions() would build Qt's table on first use, which is not thread-safe.
+    auto getDeviceProc = reinterpret_cast<PFN_vkGetDeviceProcAddr>(inst->getInstanceProcAddr("vkGetDeviceProcAddr"));
+    if (!getDeviceProc)
+        return nullptr;
+    auto proc = [&](const char *name) { return getDeviceProc(h->dev, name); };
+    const auto hostPointerProperties
+        = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(proc("vkGetMemoryHostPointerPropertiesEXT"));
+    const auto createBuffer = reinterpret_cast<PFN_vkCreateBuffer>(proc("vkCreateBuffer"));
+    const auto getRequirements = reinterpret_cast<PFN_vkGetBufferMemoryRequirements>(proc("vkGetBufferMemoryRequirements"));
+    const auto allocate = reinterpret_cast<PFN_vkAllocateMemory>(proc("vkAllocateMemory"));
+    const auto bind = reinterpret_cast<PFN_vkBindBufferMemory>(proc("vkBindBufferMemory"));
+    if (!hostPointerProperties || !createBuffer || !getRequirements || !allocate || !bind)
+        return nullptr;
+
+    std::unique_ptr<VulkanHostBuffer> b(new VulkanHostBuffer(device));
+    VkMemoryHostPointerPropertiesEXT pointerProps {};
+    pointerProps.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT;
+    if (hostPointerProperties(h->dev, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, data, &pointerProps)
+        != VK_SUCCESS)
+        return nullptr;
+
+    VkExternalMemoryBufferCreateInfo external {};
+    external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
+    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    VkBufferCreateInfo info {};
+    info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    info.pNext = &external;
+    info.size = VkDeviceSize(bytes);
+    info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (createBuffer(h->dev, &info, nullptr, &b->m_buffer) != VK_SUCCESS)
+        return nullptr;
+    VkMemoryRequirements req;
+    getRequirements(h->dev, b->m_buffer, &req);
+    const uint32_t types = req.memoryTypeBits & pointerProps.memoryTypeBits;
+    if (types == 0 || req.size > VkDeviceSize(bytes))
+        return nullptr;
+    uint32_t type = 0;
+    while (!(types & (1u << type)))
+        ++type;
+    VkImportMemoryHostPointerInfoEXT importInfo {};
+    importInfo.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT;
+    importInfo.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    importInfo.pHostPointer = data;
+    VkMemoryAllocateInfo alloc {};
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.pNext = &importInfo;
+    alloc.allocationSize = VkDeviceSize(bytes);
+    alloc.memoryTypeIndex = type;
+    if (allocate(h->dev, &alloc, nullptr, &b->m_memory) != VK_SUCCESS)
+        return nullptr;
+    if (bind(h->dev, b->m_buffer, b->m_memory, 0) != VK_SUCCESS)
+        return nullptr;
+    b->m_data = data;
+    b->m_size = bytes;
+    return b;
+#else
+    Q_UNUSED(device);
+    Q_UNUSED(data);
+    Q_UNUSED(bytes);
+    return nullptr;
+#endif
+}
+
+VulkanHostBuffer::~VulkanHostBuffer()
+{
+#if QT_CONFIG(vulkan)
+    const QRhiVulkanNativeHandles *h = handles(m_device);
+    auto getDeviceProc = reinterpret_cast<PFN_vkGetDeviceProcAddr>(
+        m_device.vulkanInstance()->getInstanceProcAddr("vkGetDeviceProcAddr"));
+    if (m_buffer)
+        reinterpret_cast<PFN_vkDestroyBuffer>(getDeviceProc(h->dev, "vkDestroyBuffer"))(h->dev, m_buffer, nullptr);
+    if (m_memory)
+        reinterpret_cast<PFN_vkFreeMemory>(getDeviceProc(h->dev, "vkFreeMemory"))(h->dev, m_memory, nullptr);
+#endif
+}
+
+} // namespace Hitscope
