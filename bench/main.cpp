@@ -64,6 +64,7 @@ public:
     int64_t maxBatchBytes() const override { return m_inner.maxBatchBytes(); }
     int64_t preferredSegmentBytes() const override { return m_inner.preferredSegmentBytes(); }
     void setCountedPatterns(const std::vector<bool> &counted) override { m_inner.setCountedPatterns(counted); }
+    Haystack newHaystack(int64_t bytes) override { return m_inner.newHaystack(bytes); }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override
     {

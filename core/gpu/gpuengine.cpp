@@ -8,6 +8,8 @@
 #include <functional>
 #include <mutex>
 #include <unordered_map>
+
+#include <sys/mman.h>
 #include <tuple>
 
 #include "gpu/gputimer.h"
@@ -164,12 +166,17 @@ std::unique_ptr<GpuEngine> GpuEngine::choose(bool required, const RhiDeviceOptio
     return gpu;
 }
 
-// Haystacks of newHaystack() that the device imported, by their first byte.
+// Haystacks of newHaystack() that the device imported, by their first byte. Importing pins the memory and maps
+// it for the GPU, which costs about as much as reading the batch, so a haystack given back (the scan's buffers
+// when the scan ends) is kept, imported, for the next scan.
 struct GpuEngine::HostImports
 {
+    static constexpr size_t kMaxIdle = 4; // the buffers of one scan (Scanner::run)
+
     std::mutex mutex;
     RhiDevice *device = nullptr; // null once the engine is gone
-    std::unordered_map<const uint8_t *, std::unique_ptr<VulkanHostBuffer>> buffers;
+    std::unordered_map<const uint8_t *, std::unique_ptr<VulkanHostBuffer>> buffers; // handed out or idle
+    std::vector<std::pair<uint8_t *, size_t>> idle;
 };
 
 GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
@@ -195,6 +202,9 @@ GpuEngine::~GpuEngine()
         // Haystacks still alive keep their memory, but not its import, which needs the device.
         std::lock_guard lock(m_hostImports->mutex);
         m_hostImports->buffers.clear();
+        for (const auto &[p, n] : m_hostImports->idle)
+            ::munmap(p, n);
+        m_hostImports->idle.clear();
         m_hostImports->device = nullptr;
     }
     m_timer.reset();
@@ -221,26 +231,53 @@ Haystack GpuEngine::newHaystack(int64_t bytes)
 {
     // Whole huge pages: the import needs whole pages, and the memory is asked to be huge pages anyway.
     constexpr int64_t kHugePage = int64_t(2) << 20;
-    const int64_t size = (std::max<int64_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage;
-    Haystack h = allocateHaystack(size);
+    const size_t size = size_t((std::max<int64_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage);
     const std::shared_ptr<HostImports> imports = m_hostImports;
-    std::lock_guard lock(imports->mutex);
-    if (!imports->device)
+    auto giveBack = [imports](uint8_t *p, size_t n) {
+        std::unique_ptr<VulkanHostBuffer> gone;
+        {
+            std::lock_guard lock(imports->mutex);
+            const auto it = imports->buffers.find(p);
+            if (it != imports->buffers.end()) {
+                if (imports->idle.size() < HostImports::kMaxIdle) {
+                    imports->idle.emplace_back(p, n);
+                    return;
+                }
+                gone = std::move(it->second);
+                imports->buffers.erase(it);
+            }
+        }
+        gone.reset(); // the import goes before the memory
+        ::munmap(p, n);
+    };
+    RhiDevice *device = nullptr;
+    {
+        std::lock_guard lock(imports->mutex);
+        device = imports->device;
+        for (auto it = imports->idle.begin(); it != imports->idle.end(); ++it) {
+            if (it->second == size) {
+                uint8_t *p = it->first;
+                imports->idle.erase(it);
+                return Haystack(p, HaystackFree { size, giveBack });
+            }
+        }
+    }
+    Haystack h = allocateHaystack(int64_t(size));
+    if (!device)
         return h;
-    std::unique_ptr<VulkanHostBuffer> imported = VulkanHostBuffer::create(*imports->device, h.get(), size);
+    // Outside the lock: the engine thread looks up imports meanwhile. The device outlives this call (the engine
+    // is destroyed only after the scan that reads batches).
+    const auto t0 = Clock::now();
+    std::unique_ptr<VulkanHostBuffer> imported = VulkanHostBuffer::create(*device, h.get(), int64_t(size));
+    if (m_profile)
+        std::fprintf(stderr, "gpu: %s %zu MiB of host memory in %.1f ms\n", imported ? "imported" : "could not import",
+                     size >> 20, msSince(t0));
     if (!imported)
         return h;
-    imports->buffers.emplace(h.get(), std::move(imported));
-    h.get_deleter().release = [imports](uint8_t *p) {
-        std::unique_ptr<VulkanHostBuffer> gone;
-        std::lock_guard lock(imports->mutex);
-        const auto it = imports->buffers.find(p);
-        if (it != imports->buffers.end()) {
-            gone = std::move(it->second);
-            imports->buffers.erase(it);
-        }
-    };
-    return h;
+    uint8_t *p = h.release();
+    std::lock_guard lock(imports->mutex);
+    imports->buffers.emplace(p, std::move(imported));
+    return Haystack(p, HaystackFree { size, giveBack });
 }
 
 int64_t GpuEngine::maxBatchBytes() const
@@ -490,7 +527,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
                          const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
     const auto t0 = Clock::now();
-    m_profileStagingMs = m_profileUploadMs = m_profileFrameWaitMs = 0;
+    m_profileStagingMs = m_profileUploadMs = m_profileFrameWaitMs = m_profileSetupMs = 0;
     const uint8_t *haystack = batch.haystack.get();
     BatchTelemetry &t = result.telemetry;
     t.engine = name();
@@ -588,10 +625,12 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     const int64_t maxCapacity = std::max<int64_t>(1, m_device->limits().maxStorageBufferRange / (kHitWords * 4));
     // Sized for the batch's buffer, not its bytes: the small first batches of a ramp would grow it again.
     const int64_t haystackBytes = std::min(std::max(batch.capacity, batch.used), maxBatchBytes());
+    const auto b0 = Clock::now();
     if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, roundUp16(roundUp4(std::max(haystackBytes, batch.used))), error)
         || !ensureBuffer(m_segments, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(words.size()) * 4, error)
         || !ensureBuffer(m_itemState, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(stateWords) * 4, error))
         return false;
+    m_profileSetupMs += msSince(b0);
 
     // Queue words of a frame: [0] hit attempts, a head per phase, items completed by the main phases, then per
     // fix-up pass items completed and items scanned again.
@@ -843,11 +882,11 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     t.rescannedSegments = rescanned;
     if (m_profile)
         std::fprintf(stderr,
-                     "gpu batch %d: %llu segments, %llu items; table %.1f ms, %d frames %.1f ms (staging copy %.1f ms, "
+                     "gpu batch %d: %llu segments, %llu items; table %.1f ms, buffers, tables and pipeline %.1f ms, %d frames %.1f ms (staging copy %.1f ms, "
                      "submit and wait %.1f ms: GPU copies %.1f ms, kernel %.1f ms), %d fix-up passes scanning %lld items "
                      "again, read-back %.1f ms, %lld hits and %lld counted ends (%lld counts) %.1f ms\n",
                      batch.index, static_cast<unsigned long long>(numSegments),
-                     static_cast<unsigned long long>(mainItems), buildMs, frames, frameMs, m_profileStagingMs,
+                     static_cast<unsigned long long>(mainItems), buildMs, m_profileSetupMs, frames, frameMs, m_profileStagingMs,
                      m_profileFrameWaitMs, m_profileUploadMs, t.gpuMs, passes,
                      static_cast<long long>(rescanned), readMs, static_cast<long long>(total),
                      static_cast<long long>(totalCounted), static_cast<long long>(totalCounts), msSince(h0));
@@ -890,6 +929,7 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         return false;
 
     // Tables may have to be (re)created before the bindings that name them.
+    const auto s0 = Clock::now();
     QRhiResourceUpdateBatch *updates = rhi->nextResourceUpdateBatch();
     int64_t tableBytes = 0;
     if (!ensureTables(catalog, updates, &tableBytes, error) || !ensureBindings(error)) {
@@ -906,6 +946,7 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     }
     t.pipelineCacheHits += pipelineHit ? 1 : 0;
     t.bytesUploadedTables += tableBytes;
+    m_profileSetupMs += msSince(s0);
 
     QByteArray paramBytes(int(paramsStride * phases), 0);
     for (int64_t k = 0; k < phases; ++k)
@@ -929,8 +970,11 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     const int64_t queueAt = segAt + at256(segBytes);
     const int64_t paramsAt = queueAt + at256(int64_t(queueWords) * 4);
     const int64_t stagingBytes = paramsAt + paramBytes.size();
-    if (!m_staging || m_staging->size() < stagingBytes)
+    if (!m_staging || m_staging->size() < stagingBytes) {
+        const auto a0 = Clock::now();
         m_staging = VulkanStaging::create(*m_device, stagingBytes + stagingBytes / 4);
+        m_profileSetupMs += msSince(a0);
+    }
     std::vector<VulkanStaging::Copy> copies;
     if (m_staging) {
         uint8_t *base = m_staging->data();

@@ -120,6 +120,7 @@ private:
     double m_profileStagingMs = 0;
     double m_profileUploadMs = 0;
     double m_profileFrameWaitMs = 0;
+    double m_profileSetupMs = 0; // buffers (re)created, tables uploaded, pipeline made
     std::unique_ptr<VulkanStaging> m_staging;
     std::shared_ptr<HostImports> m_hostImports; // shared with the haystacks' deleters, which may outlive us
     std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating

@@ -12,8 +12,9 @@ void HaystackFree::operator()(uint8_t *p) const
     if (!p)
         return;
     if (release)
-        release(p);
-    ::munmap(p, bytes);
+        release(p, bytes);
+    else
+        ::munmap(p, bytes);
 }
 
 Haystack allocateHaystack(int64_t bytes)

@@ -43,8 +43,9 @@ struct BatchFile
 struct HaystackFree
 {
     size_t bytes = 0;
-    /// Called before the memory is unmapped (an engine that registered the memory with a device lets go of it).
-    std::function<void(uint8_t *)> release;
+    /// When set, takes the memory instead of unmapping it (an engine that registered it with a device keeps it
+    /// for the next buffer, or lets go of it and unmaps it).
+    std::function<void(uint8_t *, size_t)> release;
     void operator()(uint8_t *p) const;
 };
 using Haystack = std::unique_ptr<uint8_t[], HaystackFree>;
