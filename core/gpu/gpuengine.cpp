@@ -177,6 +177,7 @@ struct GpuEngine::HostImports
     RhiDevice *device = nullptr; // null once the engine is gone
     std::unordered_map<const uint8_t *, std::unique_ptr<VulkanHostBuffer>> buffers; // handed out or idle
     std::vector<std::pair<uint8_t *, size_t>> idle;
+    int64_t made = 0;
 };
 
 GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
@@ -234,7 +235,6 @@ Haystack GpuEngine::newHaystack(int64_t bytes)
     const size_t size = size_t((std::max<int64_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage);
     const std::shared_ptr<HostImports> imports = m_hostImports;
     auto giveBack = [imports](uint8_t *p, size_t n) {
-        std::unique_ptr<VulkanHostBuffer> gone;
         {
             std::lock_guard lock(imports->mutex);
             const auto it = imports->buffers.find(p);
@@ -243,28 +243,36 @@ Haystack GpuEngine::newHaystack(int64_t bytes)
                     imports->idle.emplace_back(p, n);
                     return;
                 }
-                gone = std::move(it->second);
-                imports->buffers.erase(it);
+                imports->buffers.erase(it); // the import goes before the memory
             }
         }
-        gone.reset(); // the import goes before the memory
         ::munmap(p, n);
     };
     RhiDevice *device = nullptr;
     {
         std::lock_guard lock(imports->mutex);
         device = imports->device;
-        for (auto it = imports->idle.begin(); it != imports->idle.end(); ++it) {
-            if (it->second == size) {
-                uint8_t *p = it->first;
-                imports->idle.erase(it);
-                return Haystack(p, HaystackFree { size, giveBack });
-            }
+        const auto same = std::find_if(imports->idle.begin(), imports->idle.end(),
+                                       [&](const auto &e) { return e.second == size; });
+        if (same != imports->idle.end()) {
+            uint8_t *p = same->first;
+            imports->idle.erase(same);
+            return Haystack(p, HaystackFree { size, giveBack });
         }
+        // Buffers of another batch size (the size was changed) would stay pinned for nothing.
+        for (const auto &[p, n] : imports->idle) {
+            imports->buffers.erase(p);
+            ::munmap(p, n);
+        }
+        imports->idle.clear();
     }
     Haystack h = allocateHaystack(int64_t(size));
     if (!device)
         return h;
+#ifdef MADV_DONTFORK
+    // A child process (yara run by the benchmark, say) must not share pinned pages copy-on-write.
+    ::madvise(h.get(), size, MADV_DONTFORK);
+#endif
     // The import pins every page, faulting in (zeroing) those not touched yet on this one thread: 120 ms for
     // 512 MiB on the H200. Touched first on a few threads, as reading would have.
     uint8_t *mem = h.get();
@@ -274,8 +282,8 @@ Haystack GpuEngine::newHaystack(int64_t bytes)
         for (size_t at = size_t(t) * part; at < std::min(size, size_t(t + 1) * part); at += 4096)
             mem[at] = 0;
     });
-    // Outside the lock: the engine thread looks up imports meanwhile. The device outlives this call (the engine
-    // is destroyed only after the scan that reads batches).
+    // Outside the lock: the engine thread looks up imports meanwhile. The device outlives this call: the
+    // engine is destroyed only after the scans that read batches (see the class comment).
     const auto t0 = Clock::now();
     std::unique_ptr<VulkanHostBuffer> imported = VulkanHostBuffer::create(*device, h.get(), int64_t(size));
     if (m_profile)
@@ -286,7 +294,14 @@ Haystack GpuEngine::newHaystack(int64_t bytes)
     uint8_t *p = h.release();
     std::lock_guard lock(imports->mutex);
     imports->buffers.emplace(p, std::move(imported));
+    ++imports->made;
     return Haystack(p, HaystackFree { size, giveBack });
+}
+
+int64_t GpuEngine::hostImportsMade() const
+{
+    std::lock_guard lock(m_hostImports->mutex);
+    return m_hostImports->made;
 }
 
 int64_t GpuEngine::maxBatchBytes() const

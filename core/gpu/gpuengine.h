@@ -24,7 +24,8 @@ class VulkanStaging;
  * engine, so nothing is lost.
  *
  * Threading: created, used and destroyed on one thread, which owns the QRhi and every resource; newHaystack()
- * alone is called on the reader's thread.
+ * is called on the reader's thread, never while the engine is being destroyed (a Scanner's reader ends with
+ * its run); haystacks may outlive the engine.
  */
 class GpuEngine : public Engine
 {
@@ -48,6 +49,8 @@ public:
     /// Memory the GPU copies batches from where they were read (imported with VK_EXT_external_memory_host);
     /// plain memory where the device cannot import it. Thread-safe.
     Haystack newHaystack(int64_t bytes) override;
+    /// Host memory imports made so far (a buffer given back and handed out again is not imported again).
+    int64_t hostImportsMade() const;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 

@@ -275,6 +275,7 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
     }
     // Host memory import (batches copied to the GPU from where they were read), where the device QRhi will
     // pick has it: asked for only then, as QRhi warns about extensions a device lacks.
+    VkPhysicalDevice hostImportDevice = VK_NULL_HANDLE;
     {
         QVulkanFunctions *f = m_vulkan->functions();
         uint32_t count = 0;
@@ -282,6 +283,7 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
         std::vector<VkPhysicalDevice> devices(count);
         f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, devices.data());
         const VkPhysicalDevice chosen = import.physDev ? import.physDev : (count > 0 ? devices[0] : VK_NULL_HANDLE);
+        hostImportDevice = chosen;
         if (chosen && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_HOST_IMPORT")) {
             uint32_t n = 0;
             f->vkEnumerateDeviceExtensionProperties(chosen, nullptr, &n, nullptr);
@@ -303,6 +305,21 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
     if (import.physDev && handles->physDev != import.physDev) {
         *error = QStringLiteral("this Qt ignored the choice of Vulkan device %1.").arg(options.vulkanDeviceIndex);
         return false;
+    }
+    if (m_hostMemoryImport) {
+        // Only where the extension was asked for on the device QRhi took, with the alignment it needs known.
+        auto properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+            m_vulkan->getInstanceProcAddr("vkGetPhysicalDeviceProperties2"));
+        VkPhysicalDeviceExternalMemoryHostPropertiesEXT host {};
+        host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
+        VkPhysicalDeviceProperties2 props {};
+        props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+        props.pNext = &host;
+        if (properties2)
+            properties2(handles->physDev, &props);
+        m_hostImportAlignment = int64_t(host.minImportedHostPointerAlignment);
+        if (handles->physDev != hostImportDevice || m_hostImportAlignment <= 0)
+            m_hostMemoryImport = false;
     }
     m_info.backend = GpuBackend::Vulkan;
     m_info.vulkanDeviceIndex = options.vulkanDeviceIndex;

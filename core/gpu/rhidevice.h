@@ -63,6 +63,8 @@ public:
     QVulkanInstance *vulkanInstance() const { return m_vulkan.get(); }
     /// Whether the Vulkan device was created with VK_EXT_external_memory_host (see VulkanHostBuffer).
     bool hasHostMemoryImport() const { return m_hostMemoryImport; }
+    /// What imported host memory's address and size must be multiples of (a page, usually).
+    int64_t hostImportAlignment() const { return m_hostImportAlignment; }
 
     /// Loads a baked shader, for example ":/shaders/smoke.comp.qsb". Returns an invalid QShader and sets
     /// `error` when the resource is missing or unreadable.
@@ -102,6 +104,7 @@ private:
     QThread *m_thread = nullptr;
     GpuDeviceInfo m_info;
     bool m_hostMemoryImport = false;
+    int64_t m_hostImportAlignment = 0;
 };
 
 } // namespace Hitscope

@@ -41,6 +41,9 @@ std::unique_ptr<VulkanHostBuffer> VulkanHostBuffer::create(RhiDevice &device, ui
 #if QT_CONFIG(vulkan)
     if (!isSupported(device) || !data || bytes <= 0)
         return nullptr;
+    const int64_t align = device.hostImportAlignment();
+    if (align <= 0 || reinterpret_cast<uintptr_t>(data) % uint64_t(align) != 0 || bytes % align != 0)
+        return nullptr;
     const QRhiVulkanNativeHandles *h = handles(device);
     QVulkanInstance *inst = device.vulkanInstance();
     // Looked up on every call: deviceFunctions() would build Qt's table on first use, which is not thread-safe.

@@ -16,9 +16,11 @@ namespace {
 class FileBytes
 {
 public:
-    FileBytes(const QByteArray &path, int64_t size)
+    /// `head`: the file's first bytes as scanned, if known (reads within it open nothing).
+    FileBytes(const QByteArray &path, int64_t size, const std::vector<uint8_t> &head)
         : m_path(path)
         , m_size(size)
+        , m_known(head)
     {
     }
     ~FileBytes()
@@ -31,6 +33,10 @@ public:
     {
         if (offset < 0 || size <= 0 || offset + size > m_size)
             return false;
+        if (offset + size <= int64_t(m_known.size())) {
+            std::copy_n(m_known.data() + offset, size, out);
+            return true;
+        }
         if (!open())
             return false;
         if (offset + size <= int64_t(m_head.size())) {
@@ -63,6 +69,7 @@ private:
     const int64_t m_size;
     int m_fd = -1;
     bool m_failed = false;
+    const std::vector<uint8_t> &m_known;
     std::vector<uint8_t> m_head;
 };
 
@@ -148,7 +155,7 @@ void RuleEvaluator::evaluate(FileResult &file)
         return;
     }
 
-    FileBytes bytes(file.path, file.size);
+    FileBytes bytes(file.path, file.size, file.head);
     ConditionContext context;
     context.fileSize = file.size;
     context.read = [&bytes](int64_t offset, int size, uint8_t *out) { return bytes.read(offset, size, out); };

@@ -213,7 +213,11 @@ int64_t Batcher::planCapacity(int64_t remaining) const
     // The last ones halve: each takes half of what is left, until what is left fits in the smallest.
     if (remaining >= 0)
         capacity = std::min(capacity, (remaining / 2 + 4095) & ~int64_t(4095));
-    return std::max(capacity, smallest);
+    capacity = std::max(capacity, smallest);
+    // Rather than leave a sliver for one more batch, this one takes the rest (with room for chunk overheads).
+    if (remaining >= 0 && remaining - capacity < smallest)
+        capacity = std::min(m_batchBytes, remaining + smallest);
+    return capacity;
 }
 
 void Batcher::ensurePlan(int64_t remaining)
@@ -289,7 +293,7 @@ void Batcher::poll()
 void Batcher::addProblem(const FileProblem &problem)
 {
     collectIfRead();
-    ensurePlan(-1);
+    ensurePlan(m_bytesAfter);
     m_plan->problems.push_back(problem);
 }
 

@@ -47,7 +47,8 @@ public:
     /// does not end waiting for one full batch to go through the engine and be resolved. Off by default: a
     /// user tuning the batch size sees batches of that size.
     void setRamp(bool on);
-    /// Bytes of the files still to come after the next addFile(); -1 (the default) while unknown.
+    /// Bytes of the files still to come after the next addFile() or addProblem(); -1 (the default) while
+    /// unknown.
     void setBytesAfter(int64_t bytes);
 
     /// Plans one file into the batches (its size is the walker's). A full batch is read by several threads

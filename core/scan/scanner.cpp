@@ -193,6 +193,7 @@ Scanner::Scanner(const RuleSet &rules, const PatternCatalog &catalog, Engine &en
     , m_starts(rules)
     , m_yara(m_starts)
 {
+    m_anyYara = std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &r) { return r.isYara(); });
 }
 
 Scanner::~Scanner() = default;
@@ -456,12 +457,12 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 batcher.poll();
                 continue;
             }
+            batcher.setBytesAfter(walker.bytesAhead());
             if (!item.file) {
                 batcher.addProblem(item.problem);
                 continue;
             }
             applySizes();
-            batcher.setBytesAfter(walker.bytesAhead());
             batcher.addFile(*item.file);
         }
         if (!m_cancel)
@@ -531,6 +532,12 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                     pending.path = bf.path;
                 }
                 pending.size = bf.fileSize;
+                // Conditions read the start of the file from the bytes scanned rather than open every file again.
+                if (bf.firstChunk && m_anyYara) {
+                    const int64_t n = std::min(FileResult::kHeadBytes, bf.holdEnd - bf.holdBegin);
+                    const uint8_t *at = bf.at(batch->haystack.get(), 0);
+                    pending.head.assign(at, at + n);
+                }
                 pending.hits.insert(pending.hits.end(), perFile[f].begin(), perFile[f].end());
                 addCounts(pending.counts, perFileCounts[f]);
                 if (!bf.lastChunk)

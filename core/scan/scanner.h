@@ -87,6 +87,7 @@ private:
     std::atomic_bool m_cancel { false };
     /// Per pattern: its matches are counted, not listed (setListHits(false)); empty when none is.
     std::vector<bool> m_counted;
+    bool m_anyYara = false; // conditions may read the file: the resolver keeps each file's first bytes
 };
 
 } // namespace Hitscope

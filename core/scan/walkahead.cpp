@@ -13,14 +13,24 @@ WalkAhead::WalkAhead(const QByteArrayList &roots, const WalkOptions &options, co
     m_thread = std::thread([this, roots, options] {
         // The walker stops on either flag: the scan's cancel, or this object going away.
         std::atomic_bool stop { false };
-        FileWalker walker(options);
-        walker.setOnEntry([&] {
+        // Looked at on every entry, file and problem: the walker checks `stop` between roots and entries.
+        auto check = [&] {
             if (m_stopWalk.load(std::memory_order_relaxed) || (m_cancelled && m_cancelled->load()))
                 stop = true;
-        });
+        };
+        FileWalker walker(options);
+        walker.setOnEntry(check);
         walker.walk(
-            roots, [&](const FileEntry &e) { push(Item { e, {} }, e.size); },
-            [&](const FileProblem &p) { push(Item { std::nullopt, p }, 0); }, &stop);
+            roots,
+            [&](const FileEntry &e) {
+                push(Item { e, {} }, e.size);
+                check();
+            },
+            [&](const FileProblem &p) {
+                push(Item { std::nullopt, p }, 0);
+                check();
+            },
+            &stop);
         std::lock_guard lock(m_mutex);
         m_ended = true;
         m_changed.notify_all();
@@ -56,11 +66,13 @@ WalkAhead::Next WalkAhead::next(Item &item, int waitMs)
         return Next::Waiting;
     if (m_items.empty())
         return Next::End;
+    const bool wasFull = m_items.size() >= m_maxAhead;
     item = std::move(m_items.front());
     m_items.pop_front();
     if (item.file)
         m_bytes -= item.file->size;
-    m_changed.notify_all();
+    if (wasFull)
+        m_changed.notify_all();
     return Next::Item;
 }
 

@@ -29,9 +29,10 @@ public:
         FileProblem problem;
     };
 
-    /// Starts walking at once. At most `maxAhead` items wait to be taken; the walk pauses while that many do.
+    /// Starts walking at once. At most `maxAhead` items wait to be taken (about 100 bytes each, their paths
+    /// besides); the walk pauses while that many do.
     WalkAhead(const QByteArrayList &roots, const WalkOptions &options, const std::atomic_bool *cancelled,
-              size_t maxAhead = size_t(1) << 20);
+              size_t maxAhead = size_t(1) << 16);
     /// Stops the walk early if it still runs.
     ~WalkAhead();
 

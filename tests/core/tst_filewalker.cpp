@@ -518,7 +518,7 @@ void TestFileWalker::walkAheadKeepsOrderAndCountsBytesLeft()
     int problems = 0;
     WalkAhead::Item item;
     for (;;) {
-        const WalkAhead::Next n = ahead.next(item, 1000);
+        const WalkAhead::Next n = ahead.next(item, 30000);
         QVERIFY(n != WalkAhead::Next::Waiting);
         if (n == WalkAhead::Next::End)
             break;
@@ -546,10 +546,13 @@ void TestFileWalker::walkAheadKeepsOrderAndCountsBytesLeft()
         makeFile("many/" + QByteArray::number(i), "x");
     std::atomic_bool stop = false;
     WalkAhead cut({ path("many") }, WalkOptions {}, &stop, 4);
-    QCOMPARE(cut.next(item, 1000), WalkAhead::Next::Item);
+    // Four items wait and the walk pauses: it cannot have ended.
+    QTest::qWait(50);
+    QCOMPARE(cut.bytesAhead(), int64_t(-1));
+    QCOMPARE(cut.next(item, 30000), WalkAhead::Next::Item);
     stop = true;
     int more = 0;
-    while (cut.next(item, 1000) == WalkAhead::Next::Item)
+    while (cut.next(item, 30000) == WalkAhead::Next::Item)
         ++more;
     QVERIFY2(more < 199, "the walk went on after the cancel");
 }

@@ -322,6 +322,12 @@ void TestYara::handWrittenRulesEqualYara()
     QVERIFY(writeFile(dir + QStringLiteral("/b.bin"), QByteArray("MZ") + QByteArray(70, 'A') + widen("hello")
                                                           + QByteArray::fromHex("00ff10203040")));
     QVERIFY(writeFile(dir + QStringLiteral("/sub/c.txt"), "nothing to see\n"));
+    // Larger than the first bytes kept for conditions (4 KiB): reads past them open the file.
+    QByteArray large(6000, 'x');
+    large.replace(4094, 4, "\x01\x02\x03\x04");
+    large.replace(5000, 4, "\x11\x22\x33\x44");
+    large.replace(0, 2, "MZ");
+    QVERIFY(writeFile(dir + QStringLiteral("/d.bin"), large));
     const QString rules = m_tmp.filePath(QStringLiteral("hand.yar"));
     QVERIFY(writeFile(rules, R"(
 private rule is_mz { condition: uint16(0) == 0x5a4d }
@@ -333,6 +339,8 @@ rule priv_str { strings: $p = "world" private $q = "WORLD" condition: $p and $q 
 rule counts { strings: $a = "l" condition: #a > 3 and @a[2] < 10 }
 rule no_strings { condition: filesize < 20 }
 rule at_zero { strings: $m = "MZ" $h = { 4D 5A } condition: $m at 0 and $h }
+rule reads_across_the_head { condition: uint32(4094) == 0x04030201 and uint32be(5000) == 0x11223344 }
+rule reads_last_bytes { condition: uint8(filesize - 1) == 0x78 and uint16(filesize - 2) == 0x7878 and is_mz }
 global rule not_tiny { condition: filesize > 16 }
 )"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
