@@ -11,6 +11,35 @@ PriorityMatcher::PriorityMatcher(const Regex &regex, Choice choice)
     if (regex.isValid())
         compile(regex, regex.root);
     emit({ Op::Match });
+    // What the threads at the start can consume first (assertions taken as holding: a superset).
+    std::vector<bool> visited(m_program.size(), false);
+    std::vector<int> stack { 0 };
+    while (!stack.empty()) {
+        const int pc = stack.back();
+        stack.pop_back();
+        if (pc < 0 || size_t(pc) >= m_program.size() || visited[size_t(pc)])
+            continue;
+        visited[size_t(pc)] = true;
+        const Inst &inst = m_program[size_t(pc)];
+        switch (inst.op) {
+        case Op::Bytes:
+            m_first |= m_sets[size_t(inst.set)];
+            break;
+        case Op::Split:
+            stack.push_back(inst.x);
+            stack.push_back(inst.y);
+            break;
+        case Op::Jump:
+            stack.push_back(inst.x);
+            break;
+        case Op::Assert:
+            stack.push_back(pc + 1);
+            break;
+        case Op::Match:
+            m_emptyMatch = true;
+            break;
+        }
+    }
 }
 
 int PriorityMatcher::emit(Inst inst)
@@ -182,6 +211,8 @@ int64_t PriorityMatcher::match(int64_t start, int64_t fileSize, const ByteAt &by
     };
     // Chained hex strings are pieces YARA matches separately: their gaps have no limit.
     const int64_t windowEnd = m_choice == Choice::Shortest ? fileSize : std::min(fileSize, start + kScanLimit);
+    if (!m_emptyMatch && (start >= windowEnd || !m_first.test(byteAt(start))))
+        return -1;
     // clist/nlist are swapped below; addThread uses s.stack, so lists must not alias it.
     std::vector<int> clist = std::move(s.clist);
     std::vector<int> nlist = std::move(s.nlist);

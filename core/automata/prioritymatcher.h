@@ -55,6 +55,10 @@ private:
     std::vector<Inst> m_program;
     std::vector<ByteSet> m_sets;
     Choice m_choice;
+    // The bytes a match can start with, and whether one can be empty: most starts tried are refused by the
+    // first byte (a URL regex is tried at every offset between the leftmost start and its end).
+    ByteSet m_first;
+    bool m_emptyMatch = false;
 };
 
 } // namespace Hitscope
