@@ -34,6 +34,8 @@ public:
     int64_t match(int64_t start, int64_t fileSize, const ByteAt &byteAt) const;
 
     size_t programSize() const { return m_program.size(); }
+    /// Whether a match is at most kScanLimit bytes long (not so for chained hex strings).
+    bool lengthLimited() const { return m_choice == Choice::Priority; }
 
 private:
     enum class Op : uint8_t { Bytes, Split, Jump, Assert, Match };

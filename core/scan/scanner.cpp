@@ -302,14 +302,15 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
     // Units of work: the ends of one pattern in one file, ascending (walks back from the ends of one long run
     // share their work, where one call per end would be quadratic in the run's length). A long run of a plain
     // pattern is cut into pieces so that one busy file does not leave the other threads idle; StartFinder
-    // gives the same answers for any subset of the ends. A YARA string's run stays whole (its matches depend
-    // on each other).
+    // gives the same answers for any subset of the ends. A YARA string's run is cut only between ends far
+    // enough apart that no start lies in the spans of both sides.
     struct Unit
     {
         uint32_t file;
         size_t begin, end;
     };
     constexpr size_t kPiece = 1 << 14;
+    constexpr size_t kYaraPiece = 1 << 10; // a YARA string's end costs a few microseconds
     std::vector<std::vector<Unit>> fileUnits(numFiles);
     parallelFor(numFiles, threads, [&](size_t f, int) {
         const auto b = byFile.begin() + ptrdiff_t(first[f]);
@@ -343,9 +344,22 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
             // ends after the first kMaxStringMatches + 1 of this chunk can never be among them (the one extra tells
             // the evaluator that the cap was reached): runs of zeros against a hex string of zeros bring millions.
             const size_t last = endsAreMatches(pattern) ? std::min(j, i + size_t(RuleEvaluator::kMaxStringMatches) + 1) : j;
-            const size_t piece = m_rules.patterns[pattern].yara ? last - i : kPiece;
-            for (size_t k = i; k < last; k += piece)
-                fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + piece) });
+            if (const auto &yara = m_rules.patterns[pattern].yara) {
+                // A YARA string's ends are cut only where two lie further apart than its longest match
+                // (YaraMatchFinder): no start is then tried by two units. A URL regex brought tens of
+                // thousands of ends in one file, one unit on one thread while the others waited.
+                const bool limited = yara->matcher->lengthLimited() && (!yara->wideMatcher || yara->wideMatcher->lengthLimited());
+                for (size_t k = i; k < last;) {
+                    size_t e = limited ? std::min(last, k + kYaraPiece) : last;
+                    while (e < last && byFile[e].second - byFile[e - 1].second <= PriorityMatcher::kScanLimit)
+                        ++e;
+                    fileUnits[f].push_back({ uint32_t(f), k, e });
+                    k = e;
+                }
+            } else {
+                for (size_t k = i; k < last; k += kPiece)
+                    fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + kPiece) });
+            }
             i = j;
         }
     });

@@ -49,11 +49,18 @@ void YaraMatchFinder::find(const YaraString &yara, int pattern, const std::vecto
     // one match per start, the one its matcher prefers.
     std::vector<int64_t> leftmost;
     m_starts.leftmostStarts(pattern, ends, fileSize, byteAt, leftmost, verify);
+    // A match YARA reports is at most kScanLimit bytes long: one that starts further back than that from an end
+    // ends elsewhere, and is tried from the span of its own end. So spans are bounded, and a caller may cut a
+    // string's ends into pieces wherever they lie more than that apart (Scanner::resolve).
+    const bool limited = yara.matcher->lengthLimited() && (!yara.wideMatcher || yara.wideMatcher->lengthLimited());
     std::vector<std::pair<int64_t, int64_t>> spans;
     spans.reserve(ends.size());
-    for (size_t k = 0; k < ends.size(); ++k)
-        if (leftmost[k] >= 0)
-            spans.emplace_back(leftmost[k], std::max(leftmost[k], ends[k] - yara.minLength + 1));
+    for (size_t k = 0; k < ends.size(); ++k) {
+        if (leftmost[k] < 0)
+            continue;
+        const int64_t lo = limited ? std::max(leftmost[k], ends[k] - PriorityMatcher::kScanLimit + 1) : leftmost[k];
+        spans.emplace_back(lo, std::max(lo, ends[k] - yara.minLength + 1));
+    }
     std::sort(spans.begin(), spans.end());
     int64_t next = 0; // starts below this were tried already
     for (const auto &[lo, hi] : spans) {

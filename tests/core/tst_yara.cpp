@@ -234,6 +234,7 @@ private Q_SLOTS:
     void randomRulesEqualYara_data();
     void randomRulesEqualYara();
     void handWrittenRulesEqualYara();
+    void manySpacedMatchesOfOneString();
     void regexDialectEqualsYara();
     void tooManyMatchesCappedAsYara();
     void linksFollowedWithLAsYara();
@@ -357,6 +358,26 @@ global rule not_tiny { condition: filesize > 16 }
     std::sort(got.begin(), got.end());
     QVERIFY(expected.size() > 2);
     QCOMPARE(got, expected);
+}
+
+void TestYara::manySpacedMatchesOfOneString()
+{
+    // More ends of one variable-length string in one file than the scanner resolves in one unit, some groups
+    // further apart than YARA's longest match (where the scanner may cut them), others close (where it may
+    // not), with overlapping matches in each group.
+    const QString dir = m_tmp.filePath(QStringLiteral("spaced"));
+    QByteArray data;
+    QRandomGenerator rng(515);
+    for (int i = 0; i < 2600; ++i) {
+        data += "xabcabcab" + QByteArray::number(i) + "Z";
+        data += QByteArray(rng.bounded(2) ? 4200 : 3, '.');
+    }
+    QVERIFY(writeFile(dir + QStringLiteral("/spaced.bin"), data));
+    const QString rules = m_tmp.filePath(QStringLiteral("spaced.yar"));
+    QVERIFY(writeFile(rules, "rule spaced { strings: $r = /ab(cab)*c?[0-9]+Z/ condition: #r > 2000 }\n"
+                             "rule spaced_wide { strings: $w = /ca[b-c]+/ ascii wide condition: #w > 2000 }\n"));
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-j"), QStringLiteral("1") });
 }
 
 void TestYara::regexDialectEqualsYara()
