@@ -79,18 +79,31 @@ private Q_SLOTS:
                                                                            QStringLiteral("--fixed-batches") };
         QTest::addRow("tiny segments") << QStringList { QStringLiteral("--segment-bytes"), QStringLiteral("100"),
                                                         QStringLiteral("--batch-bytes"), QStringLiteral("300K") };
+        // The GPU engine (Mesa's lavapipe in CI), as users run it: its defaults, and a hit ring of one entry
+        // (every batch with hits re-run, never truncated).
+        QTest::addRow("gpu") << QStringList { QStringLiteral("--engine"), QStringLiteral("gpu") };
+        QTest::addRow("gpu, hit ring of 1")
+            << QStringList { QStringLiteral("--engine"), QStringLiteral("gpu"), QStringLiteral("--hit-capacity"),
+                             QStringLiteral("1"), QStringLiteral("--batch-bytes"), QStringLiteral("1M") };
     }
 
     void jsonHitsEqualOracle()
     {
         QFETCH(QStringList, extra);
         QByteArray out, err;
-        const int rc = TestUtil::runCli(QStringList { QStringLiteral("scan"), QStringLiteral("--engine"),
-                                                      QStringLiteral("cpu"), QStringLiteral("--json"),
-                                                      QStringLiteral("-r"), m_case.literalsFile, QStringLiteral("-r"),
-                                                      m_case.regexesFile }
-                                            + extra + QStringList { m_case.dir },
+        // The CPU engine unless the row names one.
+        const QStringList engine = extra.contains(QStringLiteral("--engine"))
+            ? QStringList()
+            : QStringList { QStringLiteral("--engine"), QStringLiteral("cpu") };
+        const QString tele = m_tmp.path() + QLatin1String("/oracle-tele.jsonl");
+        QFile::remove(tele);
+        const int rc = TestUtil::runCli(QStringList { QStringLiteral("scan"), QStringLiteral("--json"),
+                                                      QStringLiteral("--telemetry"), tele, QStringLiteral("-r"),
+                                                      m_case.literalsFile, QStringLiteral("-r"), m_case.regexesFile }
+                                            + engine + extra + QStringList { m_case.dir },
                                         &out, &err);
+        if (rc == 1 && err.contains("no GPU engine"))
+            QSKIP(err.constData());
         QVERIFY2(rc == 0, err.constData());
         QJsonObject summary;
         const HitSet got = parseJsonHits(out, &summary);
@@ -99,6 +112,16 @@ private Q_SLOTS:
         QCOMPARE(got.size(), m_expected.size());
         QVERIFY(got == m_expected);
         QCOMPARE(summary.value(QLatin1String("files")).toInt(), m_case.files.size());
+        if (extra.contains(QStringLiteral("--hit-capacity"))) {
+            // The ring of one entry overflowed, and those batches ran again.
+            QFile f(tele);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            qint64 rerun = 0;
+            for (const QByteArray &l : f.readAll().split('\n'))
+                if (!l.isEmpty())
+                    rerun += QJsonDocument::fromJson(l).object().value(QLatin1String("hits_rerun")).toInteger();
+            QVERIFY(rerun > 0);
+        }
     }
 
     void yaraAgreesOnLiteralRules()
