@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -99,8 +100,24 @@ void appendHexPreview(std::string &out, const QByteArray &data)
 
 int runScanCommand(const CliArgs &args)
 {
-    RuleSet rules = RuleLoader::loadFiles(args.rules);
-    PatternCatalog catalog = PatternCatalog::compile(rules);
+    // Rules compile on a thread of their own while the GPU device is created here (the device belongs to
+    // the thread that creates it): each takes a few hundred milliseconds on large rule sets and devices.
+    RuleSet rules;
+    PatternCatalog catalog;
+    std::thread compiler([&] {
+        rules = RuleLoader::loadFiles(args.rules);
+        catalog = PatternCatalog::compile(rules);
+    });
+    std::unique_ptr<GpuEngine> gpu;
+    QString gpuNotice, gpuError;
+    if (args.engine != CliArgs::Engine::Cpu) {
+        RhiDeviceOptions options;
+        if (!args.backend.isEmpty())
+            parseGpuBackend(args.backend, &options.backend);
+        options.validation = args.validation;
+        gpu = GpuEngine::choose(args.engine == CliArgs::Engine::Gpu, options, &gpuNotice, &gpuError);
+    }
+    compiler.join();
     std::vector<Rejection> rejections = rules.rejections;
     rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
 
@@ -141,22 +158,13 @@ int runScanCommand(const CliArgs &args)
         }
     }
 
-    std::unique_ptr<GpuEngine> gpu;
     CpuEngine cpu;
-    if (args.engine != CliArgs::Engine::Cpu) {
-        RhiDeviceOptions options;
-        if (!args.backend.isEmpty())
-            parseGpuBackend(args.backend, &options.backend);
-        options.validation = args.validation;
-        QString notice, error;
-        gpu = GpuEngine::choose(args.engine == CliArgs::Engine::Gpu, options, &notice, &error);
-        if (!error.isEmpty()) {
-            warn(QStringLiteral("no GPU engine: ") + error);
-            return 1;
-        }
-        if (!notice.isEmpty())
-            warn(notice);
+    if (!gpuError.isEmpty()) {
+        warn(QStringLiteral("no GPU engine: ") + gpuError);
+        return 1;
     }
+    if (!gpuNotice.isEmpty())
+        warn(gpuNotice);
     Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
     LaunchParams params = args.params;
     if (!args.batchBytesSet)
