@@ -294,8 +294,9 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         c.xorForms = pattern.yara && !pattern.yara->xorForms.empty();
     }
 
-    // Bounded and unbounded patterns never share a group (they are scanned differently); literals group with
-    // literals, sorted so that shared prefixes stay together, and regexes with regexes in rule order.
+    // Bounded and unbounded patterns are chunked apart (they are scanned differently; only groups walked whole
+    // join across them when merged below); literals group with literals, sorted so that shared prefixes stay
+    // together, and regexes with regexes in rule order.
     std::vector<int> order(candidates.size());
     for (size_t i = 0; i < order.size(); ++i)
         order[i] = int(i);
@@ -431,7 +432,10 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
             // what halving split apart, and a merge with one fails only after building most of the budget.
             for (Bin &bin : bins) {
-                if (round >= kMergeRounds || bin.bounded != todo[i].bounded || bin.covered != todo[i].covered
+                // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
+                // unbounded): one walk instead of two.
+                const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
+                if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
                     || bin.xorForms != todo[i].xorForms
                     || bin.states + todo[i].rawStates > groupBudget)
                     continue;
@@ -456,6 +460,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             }
             home->members.push_back(i);
             home->states += todo[i].rawStates;
+            home->bounded = home->bounded && todo[i].bounded;
         }
         // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
         // far more is given up early rather than built up to the whole budget, which would cost seconds.

@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include "automata/dfabuilder.h"
+#include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
 #include "automata/regexparser.h"
 #include "automata/startfinder.h"
@@ -160,9 +161,11 @@ QByteArray checkStructure(const RuleSet &rules, const PatternCatalog &catalog)
             unbounded = unbounded || len < 0;
             longest = std::max(longest, len);
         }
+        // Bounded patterns join unbounded ones only in groups the CPU engine walks whole anyway.
+        const bool covered = catalog.prefilter && catalog.prefilter->covers(int(gi));
         for (int p : g.patterns)
-            if ((catalog.patterns[size_t(p)].maxLength < 0) != unbounded)
-                return "bounded and unbounded patterns share a group";
+            if ((catalog.patterns[size_t(p)].maxLength < 0) != unbounded && covered)
+                return "bounded and unbounded patterns share a group scanned around atoms";
         if (g.maxMatchLength != (unbounded ? -1 : longest))
             return "maxMatchLength";
         for (uint32_t e : g.dfa.acceptEntries)
@@ -211,7 +214,7 @@ private Q_SLOTS:
     void rejectsExplodingPattern();
     void relaxesExplodingPatterns_data();
     void relaxesExplodingPatterns();
-    void boundedAndUnboundedNeverShare();
+    void boundedJoinsUnboundedOnlyWhereWalkedWhole();
     void splitsGroupsUnderTheBudget();
     void literalGroupsFindEveryOccurrence();
     void fingerprint();
@@ -411,7 +414,7 @@ void TestPatternCatalog::relaxesExplodingPatterns()
     QVERIFY(dropped > 0);
 }
 
-void TestPatternCatalog::boundedAndUnboundedNeverShare()
+void TestPatternCatalog::boundedJoinsUnboundedOnlyWhereWalkedWhole()
 {
     RuleSet rules;
     addRule(rules, QStringLiteral("lit"), 1, { "abc" }, true);
@@ -430,14 +433,17 @@ void TestPatternCatalog::boundedAndUnboundedNeverShare()
     QCOMPARE(catalog.groups[size_t(catalog.patterns[1].group)].maxMatchLength, -1);
     QVERIFY(catalog.groups[size_t(catalog.patterns[1].group)].unbounded());
     QVERIFY(catalog.patterns[0].group != catalog.patterns[1].group);
-    QCOMPARE(catalog.maxBoundedMatchLength(), 5);
-    // Bounded patterns merge, and so do unbounded ones; but those the CPU engine can scan around their atoms
-    // ("abc", "ba[rz]") never share a group with those it cannot (x{2,5} has no strong atom, \bfoo\b asserts).
+    // Those the CPU engine can scan around their atoms ("abc", "ba[rz]") never share a group with those it
+    // cannot (x{2,5} has no strong atom, \bfoo\b asserts). Those it walks whole share one walk, bounded and
+    // unbounded alike: the group is unbounded, and only the covered group sets the segments' overlap.
+    QCOMPARE(catalog.maxBoundedMatchLength(), 3);
     QCOMPARE(catalog.patterns[2].group, catalog.patterns[4].group);
     QCOMPARE(catalog.patterns[0].group, catalog.patterns[5].group);
     QVERIFY(catalog.patterns[0].group != catalog.patterns[4].group);
     QCOMPARE(catalog.patterns[1].group, catalog.patterns[3].group);
-    QCOMPARE(catalog.groups.size(), size_t(3));
+    QCOMPARE(catalog.patterns[1].group, catalog.patterns[2].group);
+    QVERIFY(catalog.groups[size_t(catalog.patterns[2].group)].unbounded());
+    QCOMPARE(catalog.groups.size(), size_t(2));
     QVERIFY(catalog.tableBytes() > 0);
     QVERIFY(catalog.compileMs > 0);
     QCOMPARE(scanAll(catalog, "abc a1.5b xx foo baz"),
