@@ -13,21 +13,6 @@
 
 namespace Hitscope {
 
-#if QT_CONFIG(vulkan)
-namespace {
-
-const QRhiVulkanNativeHandles *vulkanHandles(RhiDevice &device)
-{
-    return static_cast<const QRhiVulkanNativeHandles *>(device.rhi()->nativeHandles());
-}
-
-QVulkanDeviceFunctions *deviceFunctions(RhiDevice &device)
-{
-    return device.vulkanInstance()->deviceFunctions(vulkanHandles(device)->dev);
-}
-
-} // namespace
-#endif
 
 GpuTimer::GpuTimer(RhiDevice &device)
     : m_device(device)
@@ -35,7 +20,7 @@ GpuTimer::GpuTimer(RhiDevice &device)
 #if QT_CONFIG(vulkan)
     if (device.backend() != GpuBackend::Vulkan || !device.limits().timestamps)
         return;
-    const QRhiVulkanNativeHandles *handles = vulkanHandles(device);
+    const QRhiVulkanNativeHandles *handles = device.vulkanHandles();
     QVulkanFunctions *f = device.vulkanInstance()->functions();
     uint32_t familyCount = 0;
     f->vkGetPhysicalDeviceQueueFamilyProperties(handles->physDev, &familyCount, nullptr);
@@ -49,7 +34,7 @@ GpuTimer::GpuTimer(RhiDevice &device)
     info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
     info.queryType = VK_QUERY_TYPE_TIMESTAMP;
     info.queryCount = 2;
-    const VkResult result = deviceFunctions(device)->vkCreateQueryPool(handles->dev, &info, nullptr, &m_pool);
+    const VkResult result = device.vulkanFunctions()->vkCreateQueryPool(handles->dev, &info, nullptr, &m_pool);
     if (result != VK_SUCCESS) {
         qCWarning(lcGpu, "GpuTimer: vkCreateQueryPool failed: %d", int(result));
         m_pool = VK_NULL_HANDLE;
@@ -63,7 +48,7 @@ GpuTimer::~GpuTimer()
 {
 #if QT_CONFIG(vulkan)
     if (m_pool)
-        deviceFunctions(m_device)->vkDestroyQueryPool(vulkanHandles(m_device)->dev, m_pool, nullptr);
+        m_device.vulkanFunctions()->vkDestroyQueryPool(m_device.vulkanHandles()->dev, m_pool, nullptr);
 #endif
 }
 
@@ -73,7 +58,7 @@ void GpuTimer::writeTimestamp(QRhiCommandBuffer *cb, uint32_t query, bool reset)
     cb->beginExternal();
     // Valid only between beginExternal() and endExternal(): inside a pass this is a secondary command buffer.
     const auto *cbHandles = static_cast<const QRhiVulkanCommandBufferNativeHandles *>(cb->nativeHandles());
-    QVulkanDeviceFunctions *df = deviceFunctions(m_device);
+    QVulkanDeviceFunctions *df = m_device.vulkanFunctions();
     if (reset)
         df->vkCmdResetQueryPool(cbHandles->commandBuffer, m_pool, 0, 2);
     // Both stamps at the bottom of the pipe: the first one then waits for earlier work (an upload copy, say)
@@ -111,8 +96,8 @@ double GpuTimer::elapsedMs()
         return 0;
     uint64_t ticks[2] = {};
     // No WAIT flag: if the frame was not submitted yet, this returns VK_NOT_READY instead of hanging.
-    const VkResult result = deviceFunctions(m_device)->vkGetQueryPoolResults(
-        vulkanHandles(m_device)->dev, m_pool, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+    const VkResult result = m_device.vulkanFunctions()->vkGetQueryPoolResults(
+        m_device.vulkanHandles()->dev, m_pool, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
     if (result != VK_SUCCESS) {
         qCWarning(lcGpu, "GpuTimer: timestamps not available (VkResult %d): read them after the frame ended",
                   int(result));

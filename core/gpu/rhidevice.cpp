@@ -223,6 +223,15 @@ RhiDevice::~RhiDevice()
     m_vulkan.reset();
 }
 
+#if QT_CONFIG(vulkan)
+const QRhiVulkanNativeHandles *RhiDevice::vulkanHandles() const
+{
+    if (!m_rhi || m_rhi->backend() != QRhi::Vulkan)
+        return nullptr;
+    return static_cast<const QRhiVulkanNativeHandles *>(m_rhi->nativeHandles());
+}
+#endif
+
 bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
 {
 #if QT_CONFIG(vulkan)
@@ -321,6 +330,7 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
         if (handles->physDev != hostImportDevice || m_hostImportAlignment <= 0)
             m_hostMemoryImport = false;
     }
+    m_vulkanFunctions = m_vulkan->deviceFunctions(handles->dev);
     m_info.backend = GpuBackend::Vulkan;
     m_info.vulkanDeviceIndex = options.vulkanDeviceIndex;
     return true;

@@ -12,6 +12,7 @@
 
 class QOffscreenSurface;
 class QThread;
+class QVulkanDeviceFunctions;
 class QVulkanInstance;
 
 namespace Hitscope {
@@ -61,6 +62,14 @@ public:
     QThread *thread() const { return m_thread; }
     /// The instance the QRhi was created with; null unless the backend is Vulkan.
     QVulkanInstance *vulkanInstance() const { return m_vulkan.get(); }
+#if QT_CONFIG(vulkan)
+    /// The QRhi's Vulkan objects; null unless the backend is Vulkan.
+    const QRhiVulkanNativeHandles *vulkanHandles() const;
+    /// Qt's function table of the Vulkan device, made when the device was created so that any thread may use
+    /// it (QVulkanInstance::deviceFunctions() builds it on first use, which is not thread-safe); null unless
+    /// the backend is Vulkan.
+    QVulkanDeviceFunctions *vulkanFunctions() const { return m_vulkanFunctions; }
+#endif
     /// Whether the Vulkan device was created with VK_EXT_external_memory_host (see VulkanHostBuffer).
     bool hasHostMemoryImport() const { return m_hostMemoryImport; }
     /// What imported host memory's address and size must be multiples of (a page, usually).
@@ -103,6 +112,7 @@ private:
     std::unique_ptr<QRhi> m_rhi;
     QThread *m_thread = nullptr;
     GpuDeviceInfo m_info;
+    QVulkanDeviceFunctions *m_vulkanFunctions = nullptr;
     bool m_hostMemoryImport = false;
     int64_t m_hostImportAlignment = 0;
 };

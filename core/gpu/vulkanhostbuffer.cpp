@@ -10,17 +10,6 @@
 
 namespace Hitscope {
 
-#if QT_CONFIG(vulkan)
-namespace {
-
-const QRhiVulkanNativeHandles *handles(RhiDevice &device)
-{
-    return static_cast<const QRhiVulkanNativeHandles *>(device.rhi()->nativeHandles());
-}
-
-} // namespace
-#endif
-
 VulkanHostBuffer::VulkanHostBuffer(RhiDevice &device)
     : m_device(device)
 {
@@ -29,7 +18,7 @@ VulkanHostBuffer::VulkanHostBuffer(RhiDevice &device)
 bool VulkanHostBuffer::isSupported(RhiDevice &device)
 {
 #if QT_CONFIG(vulkan)
-    return device.backend() == GpuBackend::Vulkan && device.vulkanInstance() && device.hasHostMemoryImport();
+    return device.backend() == GpuBackend::Vulkan && device.vulkanFunctions() && device.hasHostMemoryImport();
 #else
     Q_UNUSED(device);
     return false;
@@ -44,20 +33,15 @@ std::unique_ptr<VulkanHostBuffer> VulkanHostBuffer::create(RhiDevice &device, ui
     const int64_t align = device.hostImportAlignment();
     if (align <= 0 || reinterpret_cast<uintptr_t>(data) % uint64_t(align) != 0 || bytes % align != 0)
         return nullptr;
-    const QRhiVulkanNativeHandles *h = handles(device);
-    QVulkanInstance *inst = device.vulkanInstance();
-    // Looked up on every call: deviceFunctions() would build Qt's table on first use, which is not thread-safe.
-    auto getDeviceProc = reinterpret_cast<PFN_vkGetDeviceProcAddr>(inst->getInstanceProcAddr("vkGetDeviceProcAddr"));
-    if (!getDeviceProc)
-        return nullptr;
-    auto proc = [&](const char *name) { return getDeviceProc(h->dev, name); };
-    const auto hostPointerProperties
-        = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(proc("vkGetMemoryHostPointerPropertiesEXT"));
-    const auto createBuffer = reinterpret_cast<PFN_vkCreateBuffer>(proc("vkCreateBuffer"));
-    const auto getRequirements = reinterpret_cast<PFN_vkGetBufferMemoryRequirements>(proc("vkGetBufferMemoryRequirements"));
-    const auto allocate = reinterpret_cast<PFN_vkAllocateMemory>(proc("vkAllocateMemory"));
-    const auto bind = reinterpret_cast<PFN_vkBindBufferMemory>(proc("vkBindBufferMemory"));
-    if (!hostPointerProperties || !createBuffer || !getRequirements || !allocate || !bind)
+    const QRhiVulkanNativeHandles *h = device.vulkanHandles();
+    QVulkanDeviceFunctions *df = device.vulkanFunctions();
+    // An extension's function, which Qt's table does not have.
+    const auto getDeviceProc = reinterpret_cast<PFN_vkGetDeviceProcAddr>(
+        device.vulkanInstance()->getInstanceProcAddr("vkGetDeviceProcAddr"));
+    const auto hostPointerProperties = getDeviceProc ? reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+                                           getDeviceProc(h->dev, "vkGetMemoryHostPointerPropertiesEXT"))
+                                                     : nullptr;
+    if (!hostPointerProperties)
         return nullptr;
 
     std::unique_ptr<VulkanHostBuffer> b(new VulkanHostBuffer(device));
@@ -76,10 +60,10 @@ std::unique_ptr<VulkanHostBuffer> VulkanHostBuffer::create(RhiDevice &device, ui
     info.size = VkDeviceSize(bytes);
     info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
     info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    if (createBuffer(h->dev, &info, nullptr, &b->m_buffer) != VK_SUCCESS)
+    if (df->vkCreateBuffer(h->dev, &info, nullptr, &b->m_buffer) != VK_SUCCESS)
         return nullptr;
     VkMemoryRequirements req;
-    getRequirements(h->dev, b->m_buffer, &req);
+    df->vkGetBufferMemoryRequirements(h->dev, b->m_buffer, &req);
     const uint32_t types = req.memoryTypeBits & pointerProps.memoryTypeBits;
     if (types == 0 || req.size > VkDeviceSize(bytes))
         return nullptr;
@@ -95,9 +79,9 @@ std::unique_ptr<VulkanHostBuffer> VulkanHostBuffer::create(RhiDevice &device, ui
     alloc.pNext = &importInfo;
     alloc.allocationSize = VkDeviceSize(bytes);
     alloc.memoryTypeIndex = type;
-    if (allocate(h->dev, &alloc, nullptr, &b->m_memory) != VK_SUCCESS)
+    if (df->vkAllocateMemory(h->dev, &alloc, nullptr, &b->m_memory) != VK_SUCCESS)
         return nullptr;
-    if (bind(h->dev, b->m_buffer, b->m_memory, 0) != VK_SUCCESS)
+    if (df->vkBindBufferMemory(h->dev, b->m_buffer, b->m_memory, 0) != VK_SUCCESS)
         return nullptr;
     b->m_data = data;
     b->m_size = bytes;
@@ -113,13 +97,11 @@ std::unique_ptr<VulkanHostBuffer> VulkanHostBuffer::create(RhiDevice &device, ui
 VulkanHostBuffer::~VulkanHostBuffer()
 {
 #if QT_CONFIG(vulkan)
-    const QRhiVulkanNativeHandles *h = handles(m_device);
-    auto getDeviceProc = reinterpret_cast<PFN_vkGetDeviceProcAddr>(
-        m_device.vulkanInstance()->getInstanceProcAddr("vkGetDeviceProcAddr"));
+    const VkDevice dev = m_device.vulkanHandles()->dev;
     if (m_buffer)
-        reinterpret_cast<PFN_vkDestroyBuffer>(getDeviceProc(h->dev, "vkDestroyBuffer"))(h->dev, m_buffer, nullptr);
+        m_device.vulkanFunctions()->vkDestroyBuffer(dev, m_buffer, nullptr);
     if (m_memory)
-        reinterpret_cast<PFN_vkFreeMemory>(getDeviceProc(h->dev, "vkFreeMemory"))(h->dev, m_memory, nullptr);
+        m_device.vulkanFunctions()->vkFreeMemory(dev, m_memory, nullptr);
 #endif
 }
 

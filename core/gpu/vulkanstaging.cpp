@@ -11,21 +11,6 @@
 
 namespace Hitscope {
 
-#if QT_CONFIG(vulkan)
-namespace {
-
-const QRhiVulkanNativeHandles *handles(RhiDevice &device)
-{
-    return static_cast<const QRhiVulkanNativeHandles *>(device.rhi()->nativeHandles());
-}
-
-QVulkanDeviceFunctions *deviceFunctions(RhiDevice &device)
-{
-    return device.vulkanInstance()->deviceFunctions(handles(device)->dev);
-}
-
-} // namespace
-#endif
 
 VulkanStaging::VulkanStaging(RhiDevice &device)
     : m_device(device)
@@ -38,8 +23,8 @@ std::unique_ptr<VulkanStaging> VulkanStaging::create(RhiDevice &device, int64_t 
     if (device.backend() != GpuBackend::Vulkan || !device.vulkanInstance())
         return nullptr;
     std::unique_ptr<VulkanStaging> s(new VulkanStaging(device));
-    const QRhiVulkanNativeHandles *h = handles(device);
-    QVulkanDeviceFunctions *df = deviceFunctions(device);
+    const QRhiVulkanNativeHandles *h = device.vulkanHandles();
+    QVulkanDeviceFunctions *df = device.vulkanFunctions();
     QVulkanFunctions *f = device.vulkanInstance()->functions();
 
     VkBufferCreateInfo info {};
@@ -84,8 +69,8 @@ std::unique_ptr<VulkanStaging> VulkanStaging::create(RhiDevice &device, int64_t 
 VulkanStaging::~VulkanStaging()
 {
 #if QT_CONFIG(vulkan)
-    const QRhiVulkanNativeHandles *h = handles(m_device);
-    QVulkanDeviceFunctions *df = deviceFunctions(m_device);
+    const QRhiVulkanNativeHandles *h = m_device.vulkanHandles();
+    QVulkanDeviceFunctions *df = m_device.vulkanFunctions();
     if (m_mapped)
         df->vkUnmapMemory(h->dev, m_memory);
     if (m_buffer)
@@ -100,7 +85,7 @@ void VulkanStaging::recordCopies(QRhiCommandBuffer *cb, const std::vector<Copy> 
 #if QT_CONFIG(vulkan)
     cb->beginExternal();
     const auto *cbh = static_cast<const QRhiVulkanCommandBufferNativeHandles *>(cb->nativeHandles());
-    QVulkanDeviceFunctions *df = deviceFunctions(m_device);
+    QVulkanDeviceFunctions *df = m_device.vulkanFunctions();
     for (const Copy &c : copies) {
         if (c.bytes <= 0)
             continue;
@@ -135,7 +120,7 @@ void VulkanStaging::recordComputeBarrier(RhiDevice &device, QRhiCommandBuffer *c
     barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
     barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
     barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    deviceFunctions(device)->vkCmdPipelineBarrier(cbh->commandBuffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+    device.vulkanFunctions()->vkCmdPipelineBarrier(cbh->commandBuffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr,
                                                   0, nullptr);
     cb->endExternal();
