@@ -206,6 +206,7 @@ private Q_SLOTS:
         int64_t bytes = 0;
         int64_t hits = 0;
         int lines = 0;
+        std::vector<int64_t> haystacks;
         for (const QByteArray &l : f.readAll().split('\n')) {
             if (l.isEmpty())
                 continue;
@@ -214,10 +215,16 @@ private Q_SLOTS:
             QVERIFY(o.value(QLatin1String("wall_ms")).toDouble() > 0);
             bytes += o.value(QLatin1String("bytes")).toInteger();
             hits += o.value(QLatin1String("hits")).toInteger();
+            haystacks.push_back(o.value(QLatin1String("haystack_bytes")).toInteger());
             ++lines;
         }
         QVERIFY(lines > 3);
         QCOMPARE(lines, summary.value(QLatin1String("batches")).toInt());
+        // The batch ramp as users get it: the first three batches hold at most 1/8, 1/4 and 1/2 of 256 KiB, and
+        // the walk (a few thousand files) has ended long before the last batch, which is then at most half.
+        for (int i = 0; i < 3; ++i)
+            QVERIFY2(haystacks[size_t(i)] <= (int64_t(256) << 10) >> (3 - i), qPrintable(QString::number(haystacks[size_t(i)])));
+        QVERIFY(haystacks.back() <= int64_t(128) << 10);
         QCOMPARE(bytes, summary.value(QLatin1String("bytes")).toInteger());
         QCOMPARE(hits, summary.value(QLatin1String("hits")).toInteger());
     }
