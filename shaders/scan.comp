@@ -10,10 +10,6 @@
 // bytes with the state its predecessor ended in and scan it again from the true state where they differ, with
 // a new generation for its hits. A pass with no re-scan proves every chain consistent.
 //
-// Where the host asks for it (pairs), the kernel without counting code takes main items two at a time and walks
-// two of one group side by side (walkPair): the kernel waits on each walk's chain of dependent table look-ups, and
-// two chains per invocation keep twice as many look-ups in flight for the registers they take.
-//
 // An item may be longer than one piece: round r scans piece r, from the state round r-1 left. Mesa's software
 // drivers stop an invocation's loops after 65,535 iterations in total (each loop then runs at most once more),
 // so there each invocation takes a bounded number of items per dispatch (budget) and every loop checks that it
@@ -54,7 +50,7 @@ layout(std140, binding = 0) uniform Params
     uint unboundedBase; // word offset of the unbounded items' arrays in ItemState
     uint carryBase;     // word offset of the carried states in Segments
     uint generation;    // fix-up: the generation this pass gives the items it scans again
-    uint pairs;         // 1: main items two at a time (walkPair; not in the counting kernel)
+    uint pad0;
     uint pad1;
 };
 
@@ -245,26 +241,27 @@ void recordAt(Run r, uint pos, uint s)
         istate[unboundedBase + r.uItem] = s;
 }
 
-// The bytes that this round scans of the run, and the state it starts in: false when there is no piece here, or an
-// earlier piece did not complete.
-bool pieceOf(Run r, out uint begin, out uint end, out uint s)
+// Scans piece `round` of the run; true when the run ended with this piece and every loop ran to its bound.
+bool walkPiece(Run r)
 {
-    begin = round * pieceBytes;
-    end = begin;
-    s = 0u;
-    if (round > 0u && (begin >= r.len || istate[r.slot * 2u + 1u] != begin))
-        return false;
-    end = min(r.len, begin + pieceBytes);
-    s = round == 0u ? r.initState : istate[r.slot * 2u];
-    return true;
-}
+    uint g = r.group * GROUP_WORDS;
+    uint tBase = aux[g];
+    uint numClasses = aux[g + 1u];
+    uint cBase = aux[g + 2u];
+    uint aiBase = aux[g + 3u];
+    uint aeBase = aux[g + 4u];
 
-// Bytes [from, to) of the run one at a time, from state s; the state after them.
-uint walkBytes(Run r, uint s, inout bool intact, uint from, uint to, uint tBase, uint cBase, uint numClasses,
-               uint aiBase, uint aeBase)
-{
-    uint i = from;
-    for (; i < to; ++i) {
+    uint begin = round * pieceBytes;
+    if (round > 0u && (begin >= r.len || istate[r.slot * 2u + 1u] != begin))
+        return false; // no piece here, or an earlier piece did not complete
+    uint end = min(r.len, begin + pieceBytes);
+    uint s = round == 0u ? r.initState : istate[r.slot * 2u];
+    bool intact = true;
+    uint i = begin;
+    // Bytes one at a time up to a 16-byte boundary of the haystack, then 16 at a time, then the tail.
+    uint alignedStart = min(end, begin + ((16u - ((r.dataStart + begin) & 15u)) & 15u));
+    uint vectorEnd = alignedStart + ((end - alignedStart) & ~15u);
+    for (; i < alignedStart; ++i) {
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
@@ -273,38 +270,7 @@ uint walkBytes(Run r, uint s, inout bool intact, uint from, uint to, uint tBase,
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
     }
-    intact = intact && i == to;
-    return s;
-}
-
-// Where the run's bytes from `begin` on reach a 16-byte boundary of the haystack (or `end`, if sooner).
-uint alignedFrom(Run r, uint begin, uint end)
-{
-    return min(end, begin + ((16u - ((r.dataStart + begin) & 15u)) & 15u));
-}
-
-// The piece ended at `end` in state s: its state kept for the next round; true when the run ended with this piece
-// and every loop ran to its bound.
-bool endPiece(Run r, uint s, bool intact, uint end, uint numClasses, uint aiBase, uint aeBase)
-{
-    istate[r.slot * 2u] = s;
-    istate[r.slot * 2u + 1u] = intact ? end : NONE;
-    if (!intact || end != r.len)
-        return false;
-    if (r.uItem != NONE && r.exitPos == r.len)
-        recordAt(r, r.len, s);
-    if (r.eof && r.len > 0u)
-        return emitAccepts(r, s, r.len - 1u, numClasses, aiBase, aeBase, true);
-    return true;
-}
-
-// Bytes [from, end) of the run, `from` on a 16-byte boundary of the haystack: 16 at a time, then the tail one at
-// a time.
-uint walkRest(Run r, uint s, inout bool intact, uint from, uint end, uint tBase, uint cBase, uint numClasses,
-              uint aiBase, uint aeBase)
-{
-    uint vectorEnd = from + ((end - from) & ~15u);
-    uint i = from;
+    intact = intact && i == alignedStart;
     for (; i < vectorEnd; i += 16u) {
         uvec4 block = hay16[(r.dataStart + i) >> 4];
         uint w = 0u;
@@ -325,97 +291,26 @@ uint walkRest(Run r, uint s, inout bool intact, uint from, uint end, uint tBase,
         intact = intact && w == 4u;
     }
     intact = intact && i == vectorEnd;
-    return walkBytes(r, s, intact, vectorEnd, end, tBase, cBase, numClasses, aiBase, aeBase);
-}
-
-// Scans piece `round` of the run; true when the run ended with this piece and every loop ran to its bound.
-bool walkPiece(Run r)
-{
-    uint g = r.group * GROUP_WORDS;
-    uint tBase = aux[g];
-    uint numClasses = aux[g + 1u];
-    uint cBase = aux[g + 2u];
-    uint aiBase = aux[g + 3u];
-    uint aeBase = aux[g + 4u];
-
-    uint begin, end, s;
-    if (!pieceOf(r, begin, end, s))
-        return false;
-    bool intact = true;
-    // Bytes one at a time up to a 16-byte boundary of the haystack, then 16 at a time, then the tail.
-    uint alignedStart = alignedFrom(r, begin, end);
-    s = walkBytes(r, s, intact, begin, alignedStart, tBase, cBase, numClasses, aiBase, aeBase);
-    s = walkRest(r, s, intact, alignedStart, end, tBase, cBase, numClasses, aiBase, aeBase);
-    return endPiece(r, s, intact, end, numClasses, aiBase, aeBase);
-}
-
-#if !COUNTING
-// Two runs of one group walked side by side, with what walkPiece does for each. A walk is one chain of dependent
-// table look-ups (each byte's waits on the state the last one gave), and the kernel waits on them: the two
-// chains' look-ups are issued together. Each run walks alone to a 16-byte boundary, then both 16 bytes at a time
-// while both have 16 left, then each its own tail. Kept out of the counting kernel: pending counts are per run.
-void walkPair(Run a, Run b, out bool doneA, out bool doneB)
-{
-    uint g = a.group * GROUP_WORDS;
-    uint tBase = aux[g];
-    uint numClasses = aux[g + 1u];
-    uint cBase = aux[g + 2u];
-    uint aiBase = aux[g + 3u];
-    uint aeBase = aux[g + 4u];
-
-    uint beginA, endA, sA, beginB, endB, sB;
-    bool liveA = pieceOf(a, beginA, endA, sA);
-    bool liveB = pieceOf(b, beginB, endB, sB);
-    bool intactA = true;
-    bool intactB = true;
-    uint iA = liveA ? alignedFrom(a, beginA, endA) : endA;
-    uint iB = liveB ? alignedFrom(b, beginB, endB) : endB;
-    sA = walkBytes(a, sA, intactA, beginA, iA, tBase, cBase, numClasses, aiBase, aeBase);
-    sB = walkBytes(b, sB, intactB, beginB, iB, tBase, cBase, numClasses, aiBase, aeBase);
-    uint blocks = liveA && liveB ? min(endA - iA, endB - iB) >> 4 : 0u;
-    uint blockA = (a.dataStart + iA) >> 4;
-    uint blockB = (b.dataStart + iB) >> 4;
-    uint n = 0u;
-    for (; n < blocks; ++n) {
-        uvec4 wordsA = hay16[blockA + n];
-        uvec4 wordsB = hay16[blockB + n];
-        uint w = 0u;
-        for (; w < 4u; ++w) {
-            uint wordA = wordsA[w];
-            uint wordB = wordsB[w];
-            uint k = 0u;
-            for (; k < 4u; ++k) {
-                uint posA = iA + n * 16u + w * 4u + k;
-                uint posB = iB + n * 16u + w * 4u + k;
-                if (a.uItem != NONE)
-                    recordAt(a, posA, sA);
-                if (b.uItem != NONE)
-                    recordAt(b, posB, sB);
-                uint eA = trans[tBase + sA + classOf(a.group, cBase, (wordA >> (k * 8u)) & 0xffu)];
-                uint eB = trans[tBase + sB + classOf(a.group, cBase, (wordB >> (k * 8u)) & 0xffu)];
-                sA = eA & STATE_MASK;
-                sB = eB & STATE_MASK;
-                if ((eA & ACCEPT_FLAG) != 0u)
-                    intactA = emitAccepts(a, sA, posA, numClasses, aiBase, aeBase, false) && intactA;
-                if ((eB & ACCEPT_FLAG) != 0u)
-                    intactB = emitAccepts(b, sB, posB, numClasses, aiBase, aeBase, false) && intactB;
-            }
-            intactA = intactA && k == 4u;
-            intactB = intactB && k == 4u;
-        }
-        intactA = intactA && w == 4u;
-        intactB = intactB && w == 4u;
+    for (; i < end; ++i) {
+        if (r.uItem != NONE)
+            recordAt(r, i, s);
+        uint p = r.dataStart + i;
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
+        s = e & STATE_MASK;
+        if ((e & ACCEPT_FLAG) != 0u)
+            intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
     }
-    intactA = intactA && n == blocks;
-    intactB = intactB && n == blocks;
-    iA += blocks * 16u;
-    iB += blocks * 16u;
-    sA = walkRest(a, sA, intactA, iA, endA, tBase, cBase, numClasses, aiBase, aeBase);
-    sB = walkRest(b, sB, intactB, iB, endB, tBase, cBase, numClasses, aiBase, aeBase);
-    doneA = liveA && endPiece(a, sA, intactA, endA, numClasses, aiBase, aeBase);
-    doneB = liveB && endPiece(b, sB, intactB, endB, numClasses, aiBase, aeBase);
+    intact = intact && i == end;
+    istate[r.slot * 2u] = s;
+    istate[r.slot * 2u + 1u] = intact ? end : NONE;
+    if (!intact || end != r.len)
+        return false;
+    if (r.uItem != NONE && r.exitPos == r.len)
+        recordAt(r, r.len, s);
+    if (r.eof && r.len > 0u)
+        return emitAccepts(r, s, r.len - 1u, numClasses, aiBase, aeBase, true);
+    return true;
 }
-#endif
 
 // Counts pending at the piece's end are written on every path out, whether or not the run ended here.
 bool scanPiece(Run r)
@@ -430,8 +325,8 @@ uint startState(uint g, uint context)
     return aux[g * GROUP_WORDS + 5u + context];
 }
 
-// Main item `idx` as a run.
-Run mainRun(uint idx)
+// Main item `idx`: true when it completed with this round.
+bool runMain(uint idx)
 {
     uint group = idx / numSegments;
     uint seg = idx % numSegments;
@@ -475,13 +370,7 @@ Run mainRun(uint idx)
             r.initState = startState(group, (flags >> 3) & 3u);
         }
     }
-    return r;
-}
-
-// Main item `idx`: true when it completed with this round.
-bool runMain(uint idx)
-{
-    return scanPiece(mainRun(idx));
+    return scanPiece(r);
 }
 
 // Fix-up of unbounded item `idx` (u * numSegments + segment): true when it completed with this round.
@@ -539,28 +428,6 @@ void main()
     for (;;) {
         if (budget != 0u && taken >= budget)
             break;
-#if !COUNTING
-        // Main items two at a time: walked side by side when they belong to the same group.
-        if (mode == 0u && pairs != 0u) {
-            uint first = atomicAdd(queue[headSlot], 2u);
-            if (first >= numItems)
-                break;
-            uint done = 0u;
-            if (first + 1u < numItems && first / numSegments == (first + 1u) / numSegments) {
-                bool doneA, doneB;
-                walkPair(mainRun(first), mainRun(first + 1u), doneA, doneB);
-                done = uint(doneA) + uint(doneB);
-            } else {
-                done = uint(runMain(first));
-                if (first + 1u < numItems)
-                    done += uint(runMain(first + 1u));
-            }
-            if (done != 0u)
-                atomicAdd(queue[counterSlot], done);
-            ++taken;
-            continue;
-        }
-#endif
         uint idx = atomicAdd(queue[headSlot], 1u);
         if (idx >= numItems)
             break;

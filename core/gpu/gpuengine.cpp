@@ -77,8 +77,7 @@ struct ParamsBlock
     uint32_t unboundedBase;
     uint32_t carryBase;
     uint32_t generation;
-    uint32_t pairs;
-    uint32_t pad;
+    uint32_t pad[2];
 };
 
 constexpr uint32_t kEndsFile = 1;
@@ -191,9 +190,6 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
     const QString name = info.deviceName.toLower();
     m_loopLimited = info.deviceType == QLatin1String("cpu") || name.contains(QLatin1String("llvmpipe"))
         || name.contains(QLatin1String("lavapipe")) || name.contains(QLatin1String("softpipe"));
-    m_pairedWalks = !m_loopLimited;
-    if (qEnvironmentVariableIsSet("HITSCOPE_GPU_PAIRED_WALKS"))
-        m_pairedWalks = qEnvironmentVariableIntValue("HITSCOPE_GPU_PAIRED_WALKS") != 0;
     m_timer = std::make_unique<GpuTimer>(*m_device);
     m_profile = qEnvironmentVariableIsSet("HITSCOPE_GPU_PROFILE");
     if (m_profile)
@@ -682,7 +678,6 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
             p.unboundedBase = uint32_t(unboundedBase);
             p.carryBase = uint32_t(carryBase);
             p.generation = ph.generation;
-            p.pairs = m_pairedWalks ? 1 : 0;
             std::memcpy(out.data() + k * (sizeof(ParamsBlock) / 4), &p, sizeof p);
         }
         return out;

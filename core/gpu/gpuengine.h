@@ -57,12 +57,6 @@ public:
     RhiDevice &device() { return *m_device; }
     /// True on Mesa's software drivers, where an invocation may run only 65,535 loop iterations.
     bool loopLimited() const { return m_loopLimited; }
-    /// Whether the kernel without counting code walks main work items two at a time, side by side (two
-    /// independent chains of table look-ups per invocation). On by default where loops are not limited (there a
-    /// pair of hit-dense items may exceed Mesa's limit, and the batch would run again on the CPU);
-    /// HITSCOPE_GPU_PAIRED_WALKS=0 or 1 sets the default. Takes effect at the next batch.
-    bool pairedWalks() const { return m_pairedWalks; }
-    void setPairedWalks(bool paired) { m_pairedWalks = paired; }
 
     /**
      * Kernel time with the data resident: uploads the batch once, then runs its dispatches `repeats` times
@@ -103,7 +97,6 @@ private:
     std::unique_ptr<RhiDevice> m_device;
     CpuEngine m_fallback;
     bool m_loopLimited = false;
-    bool m_pairedWalks = false;
     bool m_disabled = false; // a device error: the rest of the scan runs on the CPU
 
     std::unique_ptr<QRhiBuffer> m_params;

@@ -204,7 +204,6 @@ private:
     RuleSet m_rules;
     PatternCatalog m_catalog;
     std::unique_ptr<GpuEngine> m_gpu;
-    bool m_defaultPairedWalks = false;
     ScanOutcome m_cpu;
     LaunchParams m_base;
     // Counted patterns: a corpus of zero runs, its rules, the counted set, and the CPU engine's results.
@@ -225,7 +224,6 @@ private Q_SLOTS:
         m_gpu = GpuEngine::create(options, &error);
         if (!m_gpu)
             QSKIP(qPrintable(QStringLiteral("no Vulkan compute device: ") + error));
-        m_defaultPairedWalks = m_gpu->pairedWalks();
         RhiDevice::clearValidationMessages();
 
         m_case = TestUtil::generateCase(m_tmp.path(), 4242, 3000);
@@ -298,12 +296,7 @@ private Q_SLOTS:
     // QRhi resources go while the application and its Vulkan instance still exist.
     void cleanupTestCase() { m_gpu.reset(); }
 
-    void init()
-    {
-        RhiDevice::clearValidationMessages();
-        if (m_gpu)
-            m_gpu->setPairedWalks(m_defaultPairedWalks);
-    }
+    void init() { RhiDevice::clearValidationMessages(); }
     void cleanup()
     {
         QVERIFY2(RhiDevice::validationMessageCount() == 0,
@@ -311,37 +304,28 @@ private Q_SLOTS:
     }
 
     /// Rows of launch parameters: every workgroup size, fixed worker-group counts (`workerGroupRows`), and a
-    /// hit ring of capacity 1; with `pairedRows`, the same again with main items walked in pairs (the default on
-    /// GPUs, not on Mesa: see GpuEngine::pairedWalks).
-    static void launchRows(bool workerGroupRows, bool pairedRows = false)
+    /// hit ring of capacity 1.
+    static void launchRows(bool workerGroupRows)
     {
         QTest::addColumn<int>("workgroupSize");
         QTest::addColumn<int>("workerGroups");
         QTest::addColumn<qint64>("hitCapacity");
-        QTest::addColumn<bool>("paired");
-        for (bool paired : { false, true }) {
-            if (paired && !pairedRows)
-                break;
-            const char *walks = paired ? ", paired walks" : "";
-            for (int wg : { 32, 64, 128, 256, 512 })
-                QTest::addRow("workgroup %d, automatic groups%s", wg, walks) << wg << 0 << qint64(0) << paired;
-            if (workerGroupRows) {
-                QTest::addRow("one worker group%s", walks) << 64 << 1 << qint64(0) << paired;
-                QTest::addRow("seven worker groups of 32%s", walks) << 32 << 7 << qint64(0) << paired;
-            }
-            QTest::addRow("hit ring of capacity 1%s", walks) << 64 << 0 << qint64(1) << paired;
-            QTest::addRow("hit ring of capacity 1, one group of 512%s", walks) << 512 << 1 << qint64(1) << paired;
+        for (int wg : { 32, 64, 128, 256, 512 })
+            QTest::addRow("workgroup %d, automatic groups", wg) << wg << 0 << qint64(0);
+        if (workerGroupRows) {
+            QTest::addRow("one worker group") << 64 << 1 << qint64(0);
+            QTest::addRow("seven worker groups of 32") << 32 << 7 << qint64(0);
         }
+        QTest::addRow("hit ring of capacity 1") << 64 << 0 << qint64(1);
+        QTest::addRow("hit ring of capacity 1, one group of 512") << 512 << 1 << qint64(1);
     }
 
-    /// The current row's launch parameters (see launchRows), with no timeout; sets the engine's paired walks.
+    /// The current row's launch parameters (see launchRows), with no timeout.
     LaunchParams rowParams() const
     {
         QFETCH(int, workgroupSize);
         QFETCH(int, workerGroups);
         QFETCH(qint64, hitCapacity);
-        QFETCH(bool, paired);
-        m_gpu->setPairedWalks(paired);
         LaunchParams p = m_base;
         p.workgroupSize = workgroupSize;
         p.workerGroups = workerGroups;
@@ -350,7 +334,7 @@ private Q_SLOTS:
         return p;
     }
 
-    void sameHitsAsCpu_data() { launchRows(true, true); }
+    void sameHitsAsCpu_data() { launchRows(true); }
 
     void sameHitsAsCpu()
     {
