@@ -57,8 +57,8 @@ layout(std140, binding = 0) uniform Params
 layout(std430, binding = 1) readonly buffer Haystack { uint hay[]; };
 layout(std430, binding = 2) readonly buffer Transitions { uint trans[]; };
 // Group descriptors (12 words each: transitions base, classes, class base, accept index base, accept entry
-// base, start states for the three contexts, unbounded index or ~0, states), the unbounded groups' indices,
-// byte classes (256 words per group), accept indices and entries.
+// base, start states for the three contexts, unbounded index or ~0), the unbounded groups' indices, byte
+// classes (256 words per group), accept indices and entries.
 layout(std430, binding = 3) readonly buffer Aux { uint aux[]; };
 // Per segment, 8 words: haystack offset of the bounded scan's start, its length, own begin, own end (relative
 // to that start), flags, haystack offset of the unbounded scan's start, carry slot, unused. Then the carried
@@ -82,17 +82,6 @@ const uint NONE = 0xffffffffu;
 // every byte's path, the transition look-up cannot be shared.
 const uint SHARED_GROUPS = 16u;
 shared uint sharedClasses[SHARED_GROUPS * 64u];
-// The rows of a group's first states, copied into shared memory by the workgroup whose items it scans: state
-// numbers grow breadth-first from the start state, and a walk spends nearly all its bytes in the first hundred
-// or so (regexes.tsv: 99% in the first 7,168 words in 8 of its 9 groups). From there a look-up of 32 lanes costs
-// a few bank cycles, where the same look-up in the first-level cache costs a cycle per cache line it touches.
-// With the byte classes, at most 32 KiB: what Mesa and OpenGL 4.3 offer.
-const uint HOT_WORDS = 7160u; // and the claimed base: 32 KiB in all
-shared uint hotTrans[HOT_WORDS];
-// Items claimed by the workgroup, WG_SIZE at a time, so that its invocations scan one group's items together.
-shared uint claimedBase;
-uint hotGroup = NONE;  // the group whose rows hotTrans holds
-uint hotLimit = 0u;    // premultiplied states below this are in hotTrans
 
 const uint ACCEPT_FLAG = 0x80000000u;
 const uint STATE_MASK = 0x7fffffffu;
@@ -237,15 +226,6 @@ bool emitAccepts(Run r, uint state, uint pos, uint numClasses, uint aiBase, uint
     return k == last;
 }
 
-// The transition entry of premultiplied state s on byte class c: from hotTrans where the walk's group is there
-// (limit: hotLimit, or 0), from the tables otherwise.
-uint entryOf(uint tBase, uint limit, uint s, uint c)
-{
-    if (s < limit)
-        return hotTrans[s + c];
-    return trans[tBase + s + c];
-}
-
 uint classOf(uint g, uint cBase, uint byteValue)
 {
     if (g < SHARED_GROUPS)
@@ -276,7 +256,6 @@ bool walkPiece(Run r)
         return false; // no piece here, or an earlier piece did not complete
     uint end = min(r.len, begin + pieceBytes);
     uint s = round == 0u ? r.initState : istate[r.slot * 2u];
-    uint limit = r.group == hotGroup ? hotLimit : 0u;
     bool intact = true;
     uint i = begin;
     // Bytes one at a time up to a 16-byte boundary of the haystack, then 16 at a time, then the tail.
@@ -286,7 +265,7 @@ bool walkPiece(Run r)
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
-        uint e = entryOf(tBase, limit, s, classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu));
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
@@ -302,7 +281,7 @@ bool walkPiece(Run r)
                 uint pos = i + w * 4u + k;
                 if (r.uItem != NONE)
                     recordAt(r, pos, s);
-                uint e = entryOf(tBase, limit, s, classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu));
+                uint e = trans[tBase + s + classOf(r.group, cBase, (word >> (k * 8u)) & 0xffu)];
                 s = e & STATE_MASK;
                 if ((e & ACCEPT_FLAG) != 0u)
                     intact = emitAccepts(r, s, pos, numClasses, aiBase, aeBase, false) && intact;
@@ -316,7 +295,7 @@ bool walkPiece(Run r)
         if (r.uItem != NONE)
             recordAt(r, i, s);
         uint p = r.dataStart + i;
-        uint e = entryOf(tBase, limit, s, classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu));
+        uint e = trans[tBase + s + classOf(r.group, cBase, (hay[p >> 2] >> ((p & 3u) << 3)) & 0xffu)];
         s = e & STATE_MASK;
         if ((e & ACCEPT_FLAG) != 0u)
             intact = emitAccepts(r, s, i, numClasses, aiBase, aeBase, false) && intact;
@@ -446,36 +425,15 @@ void main()
 
     clearCounts();
     uint taken = 0u;
-    // Every branch out of this loop is taken by the whole workgroup (it depends on shared values only).
     for (;;) {
         if (budget != 0u && taken >= budget)
             break;
-        if (gl_LocalInvocationIndex == 0u)
-            claimedBase = atomicAdd(queue[headSlot], gl_WorkGroupSize.x);
-        barrier();
-        uint base = claimedBase;
-        barrier();
-        if (base >= numItems)
+        uint idx = atomicAdd(queue[headSlot], 1u);
+        if (idx >= numItems)
             break;
-        // Items are ordered by group: the first item's group is nearly always every item's.
-        uint group = mode == 0u ? base / numSegments : aux[numGroups * GROUP_WORDS + base / numSegments];
-        if (group != hotGroup) {
-            uint gw = group * GROUP_WORDS;
-            uint numClasses = aux[gw + 1u];
-            uint words = min(aux[gw + 9u], HOT_WORDS / numClasses) * numClasses;
-            for (uint k = gl_LocalInvocationIndex; k < words; k += gl_WorkGroupSize.x)
-                hotTrans[k] = trans[aux[gw] + k];
-            hotGroup = group;
-            hotLimit = words;
-            barrier();
-        }
-        uint idx = base + gl_LocalInvocationIndex;
-        if (idx < numItems) {
-            bool completed = mode == 0u ? runMain(idx) : runFixup(idx);
-            if (completed)
-                atomicAdd(queue[counterSlot], 1u);
-        }
+        bool completed = mode == 0u ? runMain(idx) : runFixup(idx);
+        if (completed)
+            atomicAdd(queue[counterSlot], 1u);
         ++taken;
-        barrier(); // before the rows may be replaced
     }
 }

@@ -32,8 +32,6 @@ double msSince(Clock::time_point t0)
 constexpr int kSegmentWords = 8;
 constexpr int kHitWords = 4;
 constexpr int kGroupWords = 12;
-// Shared memory the kernel declares: byte classes, a group's first rows and the claimed base (scan.comp).
-constexpr int64_t kKernelSharedBytes = 32768;
 constexpr uint32_t kNone = 0xffffffffu;
 // Accept entries of counted patterns carry kCountedBit (free below the kind bits: pattern ids stay under
 // kMaxPatterns); the kernel writes their sums as ring entries with kCountFlag in the pattern word and the
@@ -145,15 +143,6 @@ std::unique_ptr<GpuEngine> GpuEngine::create(const RhiDeviceOptions &options, QS
     std::unique_ptr<RhiDevice> device = RhiDevice::create(options, error);
     if (!device)
         return nullptr;
-    // The kernel keeps a group's first DFA rows and the byte classes in 32 KiB of shared memory (scan.comp).
-    const int64_t shared = device->limits().maxSharedMemoryBytes;
-    if (shared > 0 && shared < kKernelSharedBytes) {
-        *error = QStringLiteral("%1 offers %2 bytes of shared memory per workgroup; the scan kernel needs %3")
-                     .arg(device->deviceName())
-                     .arg(shared)
-                     .arg(kKernelSharedBytes);
-        return nullptr;
-    }
     std::unique_ptr<GpuEngine> engine(new GpuEngine(std::move(device)));
     return engine;
 }
@@ -482,7 +471,6 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
         desc[1] = d.numClasses;
         std::copy(d.start.begin(), d.start.end(), desc + 5);
         desc[8] = catalog.groups[g].unbounded() ? unbounded++ : kNone;
-        desc[9] = d.numStates;
         trans.insert(trans.end(), d.transitions.begin(), d.transitions.end());
     }
     for (size_t g = 0; g < catalog.groups.size(); ++g)
