@@ -159,6 +159,7 @@ int main(int argc, char **argv)
     threads = std::max(1, threads);
     params.threads = threads;
     params.rampBatches = !fixedBatches;
+    compileOptions.threads = threads;
 
     // Rules: load and compile, timed.
     QElapsedTimer t;

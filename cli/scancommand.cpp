@@ -106,7 +106,9 @@ int runScanCommand(const CliArgs &args)
     PatternCatalog catalog;
     std::thread compiler([&] {
         rules = RuleLoader::loadFiles(args.rules);
-        catalog = PatternCatalog::compile(rules);
+        CompileOptions compile;
+        compile.threads = args.params.threads;
+        catalog = PatternCatalog::compile(rules, compile);
     });
     std::unique_ptr<GpuEngine> gpu;
     QString gpuNotice, gpuError;

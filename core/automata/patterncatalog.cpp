@@ -212,6 +212,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     catalog.patterns.resize(rules.patterns.size());
     const int groupBudget = std::max(1, options.maxStatesPerGroup);
     const int patternBudget = std::max(groupBudget, options.maxStatesPerPattern);
+    const int threads = options.threads > 0 ? options.threads : hardwareThreads();
 
     std::vector<QString> rejected(rules.patterns.size());
     std::vector<Candidate> candidates;
@@ -249,7 +250,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     for (size_t i = 0; i < candidates.size(); ++i)
         if (!candidates[i].literal)
             soloIndex.push_back(i);
-    parallelFor(soloIndex.size(), hardwareThreads(), [&](size_t k, int) {
+    parallelFor(soloIndex.size(), threads, [&](size_t k, int) {
         Candidate &c = candidates[soloIndex[k]];
         const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
         DfaBuilder::Result r = DfaBuilder::build({ { &exact, c.pattern } }, patternBudget);
@@ -344,7 +345,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         }
         return inputs;
     };
-    parallelFor(chunks.size(), hardwareThreads(), [&](size_t k, int) {
+    parallelFor(chunks.size(), threads, [&](size_t k, int) {
         std::vector<std::vector<int>> pending { chunks[k].candidates };
         while (!pending.empty()) {
             std::vector<int> part = std::move(pending.back());
@@ -465,7 +466,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
         // far more is given up early rather than built up to the whole budget, which would cost seconds.
         std::vector<DfaBuilder::Result> results(bins.size());
-        parallelFor(bins.size(), hardwareThreads(), [&](size_t k, int) {
+        parallelFor(bins.size(), threads, [&](size_t k, int) {
             if (bins[k].members.size() > 1)
                 results[k] = DfaBuilder::build(inputsOf(bins[k].candidates),
                                                int(std::min<int64_t>(groupBudget, 16 * bins[k].states + 4096)));

@@ -43,6 +43,8 @@ struct CompileOptions
     /// A single pattern may use up to this many states before it is relaxed (PatternInfo::verify), and its
     /// relaxed form too before it is rejected as exploding.
     int maxStatesPerPattern = 50000;
+    /// Threads building DFAs; 0: one per core.
+    int threads = 0;
 };
 
 /**

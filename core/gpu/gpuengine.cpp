@@ -86,11 +86,11 @@ constexpr uint32_t kFirstChunk = 64;
 constexpr int kBoundedContextShift = 1;
 constexpr int kUnboundedContextShift = 3;
 
-// Runs fn(begin, end, slice) over [0, count) in slices of at least minSlice, one per thread (hardwareThreads()).
+// Runs fn(begin, end, slice) over [0, count) in slices of at least minSlice, one per thread, `maxThreads` at most.
 template<typename F>
-void parallelSlices(size_t count, size_t minSlice, F &&fn)
+void parallelSlices(size_t count, size_t minSlice, int maxThreads, F &&fn)
 {
-    const size_t threads = std::min<size_t>(size_t(hardwareThreads()), std::max<size_t>(1, count / std::max<size_t>(1, minSlice)));
+    const size_t threads = std::min<size_t>(size_t(std::max(1, maxThreads)), std::max<size_t>(1, count / std::max<size_t>(1, minSlice)));
     const size_t part = (count + threads - 1) / threads;
     runWorkers(int(threads), [&](int k) {
         const size_t begin = std::min(count, size_t(k) * part);
@@ -99,9 +99,9 @@ void parallelSlices(size_t count, size_t minSlice, F &&fn)
 }
 
 // Spreads a large copy over a few threads: one thread's memcpy is slower than reading the files was.
-void parallelCopy(uint8_t *dst, const uint8_t *src, int64_t bytes)
+void parallelCopy(uint8_t *dst, const uint8_t *src, int64_t bytes, int maxThreads)
 {
-    const int threads = bytes < (int64_t(64) << 20) ? 1 : std::min(8, hardwareThreads());
+    const int threads = bytes < (int64_t(64) << 20) ? 1 : std::clamp(maxThreads, 1, 8);
     const int64_t part = ((bytes + threads - 1) / threads + 4095) & ~int64_t(4095);
     runWorkers(threads, [&](int t) {
         const int64_t begin = std::min(bytes, t * part);
@@ -276,7 +276,7 @@ Haystack GpuEngine::newHaystack(int64_t bytes)
     // The import pins every page, faulting in (zeroing) those not touched yet on this one thread: 120 ms for
     // 512 MiB on the H200. Touched first on a few threads, as reading would have.
     uint8_t *mem = h.get();
-    const int threads = std::min(8, hardwareThreads());
+    const int threads = std::clamp(m_threads.load(std::memory_order_relaxed), 1, 8);
     const size_t part = (size / size_t(threads) + kHugePage - 1) / kHugePage * kHugePage;
     runWorkers(threads, [&](int t) {
         for (size_t at = size_t(t) * part; at < std::min(size, size_t(t + 1) * part); at += 4096)
@@ -526,6 +526,7 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                      const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
     const auto t0 = Clock::now();
+    m_threads = params.threads > 0 ? params.threads : hardwareThreads();
     QString gpuError;
     if (!m_disabled && runOnGpu(batch, catalog, params, carryIn, result, &gpuError)) {
         result.telemetry.wallMs = msSince(t0);
@@ -594,7 +595,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     words.assign(numSegments * kSegmentWords, 0);
     // Segments are independent here (144,000 of a 512 MiB batch took 6-10 ms on one thread); the carried
     // states, in segment order, are gathered after.
-    parallelSlices(numSegments, 1 << 14, [&](size_t begin, size_t end, size_t) {
+    parallelSlices(numSegments, 1 << 14, m_threads, [&](size_t begin, size_t end, size_t) {
         for (size_t i = begin; i < end; ++i) {
             const Segment &seg = batch.segments[i];
             const BatchFile &bf = batch.files[seg.batchFile];
@@ -822,11 +823,11 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     const auto *h = reinterpret_cast<const uint32_t *>(reads[0]->data.constData());
     const auto *generations = reinterpret_cast<const uint32_t *>(reads[1]->data.constData());
     const bool filter = rescanned > 0;
-    std::vector<std::vector<RawHit>> parts(static_cast<size_t>(hardwareThreads()));
+    std::vector<std::vector<RawHit>> parts(static_cast<size_t>(std::max(1, m_threads.load())));
     std::vector<std::vector<RawCount>> countParts(parts.size());
     std::vector<int64_t> rerunHits(parts.size(), 0);
     std::vector<int64_t> countedEnds(parts.size(), 0);
-    parallelSlices(attempts, 1 << 16, [&](size_t begin, size_t end, size_t k) {
+    parallelSlices(attempts, 1 << 16, int(parts.size()), [&](size_t begin, size_t end, size_t k) {
         std::vector<RawHit> &out = parts[k];
         out.reserve(end - begin);
         int64_t rerun = 0;
@@ -1005,7 +1006,7 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         if (upload) {
             if (!hostSource) {
                 const auto c0 = Clock::now();
-                parallelCopy(base, batch.haystack.get(), hayBytes);
+                parallelCopy(base, batch.haystack.get(), hayBytes, m_threads);
                 m_profileStagingMs += msSince(c0);
                 t.bytesStaged += hayBytes;
             }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
 #include <list>
 #include <memory>
 #include <unordered_map>
@@ -8,6 +9,7 @@
 #include "cpu/cpuengine.h"
 #include "gpu/rhidevice.h"
 #include "scan/engine.h"
+#include "util/parallel.h"
 
 namespace Hitscope {
 
@@ -128,6 +130,9 @@ private:
     std::shared_ptr<HostImports> m_hostImports; // shared with the haystacks' deleters, which may outlive us
     std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating
     bool m_profile = false;               // HITSCOPE_GPU_PROFILE: per-batch host phase times on stderr
+    // Host threads the engine's own work may use (LaunchParams::threads of the latest batch, else all): segment
+    // tables, hit conversion, copies, page touching. Read by the reader thread too (newHaystack).
+    std::atomic<int> m_threads { hardwareThreads() };
 };
 
 } // namespace Hitscope

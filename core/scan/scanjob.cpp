@@ -128,7 +128,9 @@ void ScanJob::Worker::run(const Request &request)
 #endif
 
     const RuleSet rules = RuleLoader::loadFiles(request.ruleFiles);
-    const PatternCatalog catalog = PatternCatalog::compile(rules);
+    CompileOptions compile;
+    compile.threads = request.params.threads;
+    const PatternCatalog catalog = PatternCatalog::compile(rules, compile);
     std::vector<Rejection> rejections = rules.rejections;
     rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
     for (const Rejection &r : rejections)
