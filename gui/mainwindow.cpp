@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
+#include <atomic>
+
 #include <QAction>
 #include <QCloseEvent>
 #include <QDir>
@@ -13,6 +15,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QProgressDialog>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -21,6 +24,7 @@
 #include <QStyle>
 #include <QTableView>
 #include <QTabWidget>
+#include <QThread>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -119,7 +123,24 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_job, &ScanJob::failed, m_latency, stopProbe);
 }
 
-MainWindow::~MainWindow() = default;
+// What an export thread and the window share: the thread writes, the window reads and may cancel.
+struct HitExportState
+{
+    std::atomic<qint64> written { 0 };
+    std::atomic_bool cancel { false };
+    bool ok = false;  // set by the thread before it finishes
+    QString error;
+};
+
+MainWindow::~MainWindow()
+{
+    // An export still writing is cancelled (its file is left as it was) before the window goes.
+    if (m_exportThread) {
+        m_export->cancel = true;
+        m_exportThread->wait();
+        delete m_exportThread;
+    }
+}
 
 void MainWindow::setupActions()
 {
@@ -230,16 +251,66 @@ void MainWindow::onSweepParamsChosen(const Hitscope::LaunchParams &params)
 
 void MainWindow::onExportHits()
 {
-    const QString path = askExportPath(tr("Export hits"), QStringLiteral("hits.jsonl"));
-    if (path.isEmpty())
+    if (m_exportThread)
         return;
-    QString error;
-    // The model holds rows not yet shown (fetchMore), and a running scan's hits so far: export them all.
-    if (!HitExporter::writeHits(path, HitExporter::rowsOf(*m_model), &error))
-        warn(tr("Export failed"), error);
-    else
-        statusBar()->showMessage(tr("%n hit(s) exported to %1", nullptr, m_model->totalHits())
-                                     .arg(QDir::toNativeSeparators(path)));
+    const QString path = askExportPath(tr("Export hits"), QStringLiteral("hits.jsonl"));
+    if (!path.isEmpty())
+        exportHitsTo(path);
+}
+
+void MainWindow::exportHitsTo(const QString &path)
+{
+    if (m_exportThread) {
+        warn(tr("Export failed"), tr("An export of hits is still being written."));
+        return;
+    }
+    // Every row the model holds, shown or not yet fetched, as a snapshot (implicitly shared, nothing copied): a
+    // running scan goes on appending to the model meanwhile.
+    const QVector<QVector<HitRow>> batches = m_model->batches();
+    const qint64 total = m_model->totalHits();
+    auto state = std::make_shared<HitExportState>();
+    m_export = state;
+    m_exportThread = QThread::create([state, path, batches] {
+        state->ok = HitExporter::writeHits(path, batches, &state->error,
+                                           [state](qint64 n) { state->written = n; }, &state->cancel);
+    });
+    auto *dialog = new QProgressDialog(tr("Exporting %n hit(s) to %1…", nullptr, int(total))
+                                           .arg(QDir::toNativeSeparators(path)),
+                                       tr("Cancel"), 0, 1000, this);
+    dialog->setWindowTitle(tr("Export hits"));
+    dialog->setWindowModality(Qt::WindowModal);
+    dialog->setMinimumDuration(500); // quick exports show no dialog
+    dialog->setAutoReset(false);
+    dialog->setAutoClose(false);
+    connect(dialog, &QProgressDialog::canceled, this, [state] { state->cancel = true; });
+    auto *poll = new QTimer(dialog);
+    connect(poll, &QTimer::timeout, dialog, [dialog, state, total] {
+        dialog->setValue(total > 0 ? int(1000 * state->written.load() / total) : 0);
+    });
+    poll->start(100);
+    m_exportHitsAction->setEnabled(false);
+    connect(m_exportThread, &QThread::finished, this, [this, dialog, state, path, total] {
+        const bool cancelled = state->cancel;
+        dialog->hide(); // not close(): that would report a cancel
+        dialog->deleteLater();
+        m_exportThread->deleteLater();
+        m_exportThread = nullptr;
+        m_export.reset();
+        m_exportHitsAction->setEnabled(true);
+        QString message;
+        if (state->ok) {
+            message = tr("%n hit(s) exported to %1", nullptr, int(total)).arg(QDir::toNativeSeparators(path));
+            statusBar()->showMessage(message);
+        } else {
+            message = state->error;
+            if (cancelled)
+                statusBar()->showMessage(message);
+            else
+                warn(tr("Export failed"), message);
+        }
+        Q_EMIT hitsExportFinished(state->ok, message);
+    });
+    m_exportThread->start();
 }
 
 void MainWindow::onExportTelemetry()

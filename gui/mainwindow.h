@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <memory>
+
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QVector>
@@ -14,6 +16,7 @@ class QProgressBar;
 class QModelIndex;
 class QSplitter;
 class QTabWidget;
+class QThread;
 class QTimer;
 
 namespace Hitscope {
@@ -28,6 +31,7 @@ class ProblemsPanel;
 class RuleSetPanel;
 class RuleSummaryModel;
 class ScanJob;
+struct HitExportState;
 
 /// The desktop application's window: targets and rule sets on the left, live charts and the hits table on the
 /// right, progress in the status bar. The scan runs in ScanJob's own thread; this window only reacts to signals.
@@ -58,6 +62,8 @@ public:
     bool isScanning() const { return m_running; }
     /// Measures the GUI thread's event-loop latency while a scan runs (started on scanStarted).
     LatencyProbe *latencyProbe() const { return m_latency; }
+    /// An export of hits is being written (exportHitsTo()).
+    bool isExportingHits() const { return m_exportThread != nullptr; }
 
 public Q_SLOTS:
     /// Validates the inputs, then starts a scan of the listed targets with the enabled rule files.
@@ -65,11 +71,19 @@ public Q_SLOTS:
     bool onScan();
     void onCancel();
     void onExportHits();
+    /// Writes every hit so far to `path` on a thread of its own, with a progress dialog that can cancel it:
+    /// millions of hits take seconds, and the window (and a running scan) goes on meanwhile. Ends with
+    /// hitsExportFinished().
+    void exportHitsTo(const QString &path);
     void onExportTelemetry();
     /// Opens the hex view of the hit at `index` of the hits table (a proxy index).
     void onHitActivated(const QModelIndex &index);
     /// Makes `params` (chosen in the parameter sweep) the current launch parameters.
     void onSweepParamsChosen(const Hitscope::LaunchParams &params);
+
+Q_SIGNALS:
+    /// An export of hits ended: written (the status message), or failed or cancelled (the reason).
+    void hitsExportFinished(bool ok, const QString &message);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -114,6 +128,8 @@ private:
     RuleSummaryModel *m_ruleSummary = nullptr;
     LatencyProbe *m_latency = nullptr;
     QVector<BatchTelemetry> m_telemetry;
+    QThread *m_exportThread = nullptr;
+    std::shared_ptr<HitExportState> m_export;
     QElapsedTimer m_elapsed;
     qint64 m_totalBytes = 0;
     int m_totalFiles = 0;

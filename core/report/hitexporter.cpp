@@ -59,6 +59,28 @@ bool writeFile(const QString &path, const QByteArray &data, QString *error)
     return true;
 }
 
+// A hit as the CLI's --json writes it: built by hand, so field order and the escaping of non-UTF-8 paths match.
+void appendJsonLine(std::string &b, const HitRow &r)
+{
+    b += "{\"type\":\"hit\",\"file\":";
+    appendJsonString(b, r.path);
+    b += ",\"rule\":";
+    appendJsonString(b, r.rule.toUtf8());
+    b += ",\"string\":";
+    appendJsonString(b, r.string.toUtf8());
+    b += ",\"offset\":" + std::to_string(r.offset) + ",\"length\":" + std::to_string(r.length) + "}\n";
+}
+
+// RFC 4180 lines end in CRLF.
+const char kCsvHeader[] = "file,rule,string,offset,length\r\n";
+
+void appendCsvLine(QByteArray &out, const HitRow &r)
+{
+    out += HitExporter::csvField(r.path) + ',' + HitExporter::csvField(r.rule.toUtf8()) + ','
+        + HitExporter::csvField(r.string.toUtf8()) + ',' + QByteArray::number(qint64(r.offset)) + ','
+        + QByteArray::number(qint64(r.length)) + "\r\n";
+}
+
 QString unknownSuffix(const QString &path)
 {
     return HitExporter::tr("Cannot write %1: choose a file name ending in .json, .jsonl or .csv")
@@ -83,17 +105,9 @@ bool HitExporter::formatForPath(const QString &path, Format *format)
 
 QByteArray HitExporter::hitsToJsonLines(const QVector<HitRow> &rows)
 {
-    // Built by hand like the CLI, so field order and the escaping of non-UTF-8 paths match its --json output.
     std::string b;
-    for (const HitRow &r : rows) {
-        b += "{\"type\":\"hit\",\"file\":";
-        appendJsonString(b, r.path);
-        b += ",\"rule\":";
-        appendJsonString(b, r.rule.toUtf8());
-        b += ",\"string\":";
-        appendJsonString(b, r.string.toUtf8());
-        b += ",\"offset\":" + std::to_string(r.offset) + ",\"length\":" + std::to_string(r.length) + "}\n";
-    }
+    for (const HitRow &r : rows)
+        appendJsonLine(b, r);
     return QByteArray(b.data(), qsizetype(b.size()));
 }
 
@@ -108,12 +122,9 @@ QByteArray HitExporter::csvField(const QByteArray &field)
 
 QByteArray HitExporter::hitsToCsv(const QVector<HitRow> &rows)
 {
-    // RFC 4180 lines end in CRLF.
-    QByteArray out = QByteArrayLiteral("file,rule,string,offset,length\r\n");
-    for (const HitRow &r : rows) {
-        out += csvField(r.path) + ',' + csvField(r.rule.toUtf8()) + ',' + csvField(r.string.toUtf8()) + ','
-            + QByteArray::number(qint64(r.offset)) + ',' + QByteArray::number(qint64(r.length)) + "\r\n";
-    }
+    QByteArray out(kCsvHeader);
+    for (const HitRow &r : rows)
+        appendCsvLine(out, r);
     return out;
 }
 
@@ -158,6 +169,60 @@ bool HitExporter::writeHits(const QString &path, const QVector<HitRow> &rows, QS
         return false;
     }
     return writeFile(path, format == Format::Csv ? hitsToCsv(rows) : hitsToJsonLines(rows), error);
+}
+
+bool HitExporter::writeHits(const QString &path, const QVector<QVector<HitRow>> &batches, QString *error,
+                             const std::function<void(qint64)> &progress, const std::atomic_bool *cancelled)
+{
+    Format format;
+    if (!formatForPath(path, &format)) {
+        if (error)
+            *error = unknownSuffix(path);
+        return false;
+    }
+    QSaveFile file(path);
+    auto fail = [&](const QString &why) {
+        file.cancelWriting();
+        if (error)
+            *error = why;
+        return false;
+    };
+    if (!file.open(QIODevice::WriteOnly))
+        return fail(tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    constexpr qsizetype kChunkRows = 1 << 16;
+    qint64 written = 0;
+    std::string json;
+    QByteArray csv;
+    if (format == Format::Csv)
+        csv = kCsvHeader;
+    auto flush = [&] {
+        const qint64 size = format == Format::Csv ? csv.size() : qint64(json.size());
+        const bool ok = file.write(format == Format::Csv ? csv.constData() : json.data(), size) == size;
+        csv.clear();
+        json.clear();
+        return ok;
+    };
+    for (const QVector<HitRow> &batch : batches) {
+        for (qsizetype begin = 0; begin < batch.size(); begin += kChunkRows) {
+            if (cancelled && cancelled->load())
+                return fail(tr("Export to %1 cancelled; nothing was written.").arg(QDir::toNativeSeparators(path)));
+            const qsizetype end = std::min(batch.size(), begin + kChunkRows);
+            for (qsizetype i = begin; i < end; ++i) {
+                if (format == Format::Csv)
+                    appendCsvLine(csv, batch[i]);
+                else
+                    appendJsonLine(json, batch[i]);
+            }
+            if (!flush())
+                return fail(tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+            written += end - begin;
+            if (progress)
+                progress(written);
+        }
+    }
+    if (!flush() || !file.commit())
+        return fail(tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    return true;
 }
 
 bool HitExporter::writeTelemetry(const QString &path, const QVector<BatchTelemetry> &batches, QString *error)

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
+#include <functional>
+
 #include <QByteArray>
 #include <QCoreApplication>
 #include <QString>
@@ -42,6 +45,12 @@ public:
     /// Writes to `path` in the format its suffix names. On failure returns false and sets `error` to a
     /// sentence naming the path.
     static bool writeHits(const QString &path, const QVector<HitRow> &rows, QString *error);
+    /// The same for the hits as a model holds them (HitsTableModel::batches()), a chunk of rows at a time:
+    /// memory stays bounded for millions of hits, `progress` (may be empty) gets the rows written after each
+    /// chunk, and `cancelled` (may be null) stops the export between chunks, leaving any earlier file of that
+    /// name as it was (false, with `error` saying so). QtCore only: runs on any thread.
+    static bool writeHits(const QString &path, const QVector<QVector<HitRow>> &batches, QString *error,
+                          const std::function<void(qint64)> &progress, const std::atomic_bool *cancelled);
     static bool writeTelemetry(const QString &path, const QVector<BatchTelemetry> &batches, QString *error);
 
     /// One CSV field, quoted when it holds a comma, quote, CR or LF (RFC 4180 §2.6–2.7).

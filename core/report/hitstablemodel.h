@@ -39,6 +39,8 @@ public:
     /// Any row received so far, shown or not yet fetched (0 <= row < totalHits()).
     const HitRow &hit(int row) const;
     int totalHits() const { return m_total; }
+    /// Every row received so far, as appended (implicitly shared: no row is copied), for HitExporter.
+    QVector<QVector<HitRow>> batches() const { return m_batches; }
 
 public Q_SLOTS:
     void appendHits(const QVector<Hitscope::HitRow> &rows);

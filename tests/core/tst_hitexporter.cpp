@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Hit and telemetry export: JSON lines read back to the same hits, RFC 4180 quoting, and write errors that
 // name the path.
+#include <algorithm>
+#include <atomic>
 #include <set>
 #include <tuple>
 
+#include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -215,6 +218,71 @@ private Q_SLOTS:
         const QString missing = dir.filePath(QStringLiteral("no/such/dir/t.csv"));
         QVERIFY(!HitExporter::writeTelemetry(missing, {}, &error));
         QVERIFY2(error.contains(QStringLiteral("no/such/dir/t.csv")), qPrintable(error));
+    }
+
+    void largeExportInChunks()
+    {
+        // More rows than one chunk, over several of the model's batches: the file is what one piece of text for
+        // all rows would be, and progress climbs to the total.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        HitsTableModel model;
+        QVector<HitRow> all;
+        for (int b = 0; b < 5; ++b) {
+            QVector<HitRow> rows;
+            for (int i = 0; i < 40000; ++i) {
+                HitRow r = sampleRows()[i % 30];
+                r.offset += qint64(b) * 40000 + i;
+                rows.push_back(r);
+            }
+            model.appendHits(rows);
+            all += rows;
+        }
+        QCOMPARE(model.totalHits(), int(all.size()));
+        for (const char *name : { "big.jsonl", "big.csv" }) {
+            const QString path = dir.filePath(QLatin1String(name));
+            QList<qint64> progress;
+            QString error;
+            QVERIFY2(HitExporter::writeHits(path, model.batches(), &error,
+                                            [&](qint64 n) { progress.push_back(n); }, nullptr),
+                     qPrintable(error));
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray want = path.endsWith(QLatin1String(".csv")) ? HitExporter::hitsToCsv(all)
+                                                                         : HitExporter::hitsToJsonLines(all);
+            QVERIFY(f.readAll() == want);
+            QVERIFY(progress.size() > 1);
+            QVERIFY(std::is_sorted(progress.begin(), progress.end()));
+            QCOMPARE(progress.back(), qint64(all.size()));
+        }
+    }
+
+    void cancelledExportLeavesTheEarlierFile()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("hits.jsonl"));
+        {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("an earlier export\n");
+        }
+        QVector<QVector<HitRow>> batches;
+        for (int b = 0; b < 4; ++b)
+            batches.push_back(QVector<HitRow>(70000, sampleRows().front()));
+        // Cancelled after the first chunk, as the GUI's Cancel button does from another thread.
+        std::atomic_bool cancel { false };
+        qint64 seen = 0;
+        QString error;
+        QVERIFY(!HitExporter::writeHits(path, batches, &error, [&](qint64 n) { seen = n; cancel = true; }, &cancel));
+        QVERIFY(seen > 0);
+        QVERIFY(seen < 280000);
+        QVERIFY2(error.contains(QStringLiteral("cancelled")) && error.contains(QStringLiteral("hits.jsonl")),
+                 qPrintable(error));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArrayLiteral("an earlier export\n"));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList { QStringLiteral("hits.jsonl") });
     }
 };
 

@@ -27,6 +27,7 @@
 #include "hitsview.h"
 #include "launchparamspanel.h"
 #include "mainwindow.h"
+#include "report/hitexporter.h"
 #include "problemspanel.h"
 #include "qcustomplotinclude.h"
 #include "report/hitstablemodel.h"
@@ -121,6 +122,7 @@ private Q_SLOTS:
     void testUnavailableBackendIsExplained();
     void testChartsOpenGlWithoutGl();
     void testRecentFoldersMenu();
+    void testExportHitsInBackground();
 
 private:
     void prepareScan(const QString &folder, qint64 batchBytes);
@@ -485,6 +487,51 @@ void TestMainWindow::testRecentFoldersMenu()
     clearList->trigger();
     QVERIFY(Settings::instance()->recentFolders().isEmpty());
     QTRY_VERIFY(!menu->isEnabled());
+}
+
+void TestMainWindow::testExportHitsInBackground()
+{
+    // Hundreds of thousands of hits, as a large scan gives: written on a thread while the window goes on, every
+    // row of every batch, byte for byte what the exporter writes for them.
+    QVector<HitRow> all;
+    for (int b = 0; b < 4; ++b) {
+        QVector<HitRow> rows;
+        for (int i = 0; i < 60000; ++i) {
+            HitRow r;
+            r.path = QByteArrayLiteral("/data/file_") + QByteArray::number(i % 97) + ".bin";
+            r.rule = QStringLiteral("rule_%1").arg(i % 13);
+            r.string = QStringLiteral("$s%1").arg(i % 3);
+            r.offset = qint64(b) * 1000000 + i;
+            r.length = 1 + i % 7;
+            rows.push_back(r);
+        }
+        m_window->hitsModel()->appendHits(rows);
+        all += rows;
+    }
+    const QString path = m_tmp.filePath(QStringLiteral("exported.jsonl"));
+    QSignalSpy done(m_window.get(), &MainWindow::hitsExportFinished);
+    m_window->exportHitsTo(path);
+    QVERIFY(m_window->isExportingHits());
+    QVERIFY(!m_window->exportHitsAction()->isEnabled()); // one export at a time
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
+    QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+    QVERIFY(done.at(0).at(1).toString().contains(QStringLiteral("240000")));
+    QVERIFY(!m_window->isExportingHits());
+    QVERIFY(m_window->exportHitsAction()->isEnabled());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray want = HitExporter::hitsToJsonLines(all);
+    QVERIFY(f.readAll() == want);
+    f.close();
+
+    // The window closed while an export is writing: the export stops or ends, never leaving half a file.
+    QVERIFY(QFile::remove(path));
+    QVERIFY(TestUtil::writeFile(path, "an earlier export\n"));
+    m_window->exportHitsTo(path);
+    m_window.reset();
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray after = f.readAll();
+    QVERIFY(after == want || after == "an earlier export\n");
 }
 
 QTEST_MAIN(TestMainWindow)
