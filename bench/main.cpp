@@ -63,6 +63,7 @@ public:
     QString name() const override { return m_inner.name(); }
     int64_t maxBatchBytes() const override { return m_inner.maxBatchBytes(); }
     int64_t preferredSegmentBytes() const override { return m_inner.preferredSegmentBytes(); }
+    void setHostThreads(int threads) override { m_inner.setHostThreads(threads); }
     void setCountedPatterns(const std::vector<bool> &counted) override { m_inner.setCountedPatterns(counted); }
     Haystack newHaystack(int64_t bytes) override { return m_inner.newHaystack(bytes); }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

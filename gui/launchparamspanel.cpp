@@ -95,7 +95,7 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     m_threads = new QSpinBox(this);
     m_threads->setRange(0, 1024);
     m_threads->setSpecialValueText(tr("One per core"));
-    m_threads->setToolTip(tr("CPU engine worker threads"));
+    m_threads->setToolTip(tr("Threads for compiling rules, reading, the CPU engine, the GPU engine's host work and resolving hits (0: one per core)"));
 
     m_batchKiB = new SizeSpinBox(this);
     m_batchKiB->setObjectName(QStringLiteral("batchSize"));
@@ -126,7 +126,7 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     form->addRow(tr("Hit writer:"), m_hitWriter);
     form->addRow(tr("Workgroup size:"), m_workgroupSize);
     form->addRow(tr("Worker groups:"), m_workerGroups);
-    form->addRow(tr("CPU threads:"), m_threads);
+    form->addRow(tr("Threads:"), m_threads);
     form->addRow(tr("Batch size:"), m_batchKiB);
     form->addRow(tr("Segment size:"), m_segmentKiB);
     form->addRow(tr("Hit capacity:"), m_hitCapacity);

@@ -282,14 +282,19 @@ void MainWindow::exportHitsTo(const QString &path)
     dialog->setMinimumDuration(500); // quick exports show no dialog
     dialog->setAutoReset(false);
     dialog->setAutoClose(false);
-    connect(dialog, &QProgressDialog::canceled, this, [state] { state->cancel = true; });
     auto *poll = new QTimer(dialog);
+    // Cancel hides the dialog: no more updates, which would show it again.
+    connect(dialog, &QProgressDialog::canceled, this, [state, poll] {
+        state->cancel = true;
+        poll->stop();
+    });
     connect(poll, &QTimer::timeout, dialog, [dialog, state, total] {
         dialog->setValue(total > 0 ? int(1000 * state->written.load() / total) : 0);
     });
     poll->start(100);
     m_exportHitsAction->setEnabled(false);
-    connect(m_exportThread, &QThread::finished, this, [this, dialog, state, path, total] {
+    connect(m_exportThread, &QThread::finished, this, [this, dialog, poll, state, path, total] {
+        poll->stop();
         const bool cancelled = state->cancel;
         dialog->hide(); // not close(): that would report a cancel
         dialog->deleteLater();
@@ -615,6 +620,14 @@ void MainWindow::updateTabTitles()
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
+    if (m_exportThread) {
+        const auto answer = QMessageBox::question(
+            this, tr("Export hits"), tr("Hits are still being exported. Quit anyway? The export is cancelled and no file is written."));
+        if (answer != QMessageBox::Yes) {
+            event->ignore();
+            return;
+        }
+    }
     if (m_running) {
         m_cancelRequested = true;
         m_job->cancel();

@@ -526,7 +526,6 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                      const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
     const auto t0 = Clock::now();
-    m_threads = params.threads > 0 ? params.threads : hardwareThreads();
     QString gpuError;
     if (!m_disabled && runOnGpu(batch, catalog, params, carryIn, result, &gpuError)) {
         result.telemetry.wallMs = msSince(t0);
@@ -552,6 +551,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
                          const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
     const auto t0 = Clock::now();
+    m_threads = params.threads > 0 ? params.threads : hardwareThreads();
     m_profileStagingMs = m_profileUploadMs = m_profileFrameWaitMs = m_profileSetupMs = 0;
     const uint8_t *haystack = batch.haystack.get();
     BatchTelemetry &t = result.telemetry;

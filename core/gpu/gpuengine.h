@@ -51,6 +51,7 @@ public:
     /// Memory the GPU copies batches from where they were read (imported with VK_EXT_external_memory_host);
     /// plain memory where the device cannot import it. Thread-safe.
     Haystack newHaystack(int64_t bytes) override;
+    void setHostThreads(int threads) override { m_threads = std::max(1, threads); }
     /// Host memory imports made so far (a buffer given back and handed out again is not imported again).
     int64_t hostImportsMade() const;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

@@ -220,7 +220,11 @@ bool HitExporter::writeHits(const QString &path, const QVector<QVector<HitRow>> 
                 progress(written);
         }
     }
-    if (!flush() || !file.commit())
+    if (!flush())
+        return fail(tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    if (cancelled && cancelled->load())
+        return fail(tr("Export to %1 cancelled; nothing was written.").arg(QDir::toNativeSeparators(path)));
+    if (!file.commit())
         return fail(tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
     return true;
 }

@@ -33,6 +33,9 @@ public:
     /// report their ends per batch file in BatchResult::counts instead of one hit each (millions of matches of
     /// `{ 00 00 00 00 }` then cost a few numbers). An engine that does not count reports them as hits.
     virtual void setCountedPatterns(const std::vector<bool> &counted) { Q_UNUSED(counted); }
+    /// Host threads the engine's own work may use from now on (LaunchParams::threads, resolved): called before
+    /// the first newHaystack() of a scan and whenever the parameters change. Default: ignored.
+    virtual void setHostThreads(int threads) { Q_UNUSED(threads); }
     /// Memory for a batch of `bytes` (the batcher's buffers; called on the reader thread). An engine may hand
     /// out memory its device reads from directly. Default: allocateHaystack().
     virtual Haystack newHaystack(int64_t bytes) { return allocateHaystack(bytes); }

@@ -457,6 +457,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             // As many readers as scanning threads: one thread per core reads cached files about twice as fast
             // as eight.
             batcher.setReadThreads(p.threads > 0 ? p.threads : hardwareThreads());
+            m_engine.setHostThreads(p.threads > 0 ? p.threads : hardwareThreads());
         };
         applySizes();
         // The walk runs ahead on a thread of its own: once it has ended, the batcher knows what is left.

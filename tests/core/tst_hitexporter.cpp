@@ -228,11 +228,12 @@ private Q_SLOTS:
         QVERIFY(dir.isValid());
         HitsTableModel model;
         QVector<HitRow> all;
-        for (int b = 0; b < 5; ++b) {
+        // Batches of more rows than a chunk (65,536) and of fewer.
+        for (int b = 0; b < 3; ++b) {
             QVector<HitRow> rows;
-            for (int i = 0; i < 40000; ++i) {
+            for (int i = 0; i < (b == 1 ? 20000 : 70000); ++i) {
                 HitRow r = sampleRows()[i % 30];
-                r.offset += qint64(b) * 40000 + i;
+                r.offset += qint64(b) * 100000 + i;
                 rows.push_back(r);
             }
             model.appendHits(rows);

@@ -508,7 +508,8 @@ void TestMainWindow::testExportHitsInBackground()
         m_window->hitsModel()->appendHits(rows);
         all += rows;
     }
-    const QString path = m_tmp.filePath(QStringLiteral("exported.jsonl"));
+    QVERIFY(QDir(m_tmp.path()).mkpath(QStringLiteral("export")));
+    const QString path = m_tmp.filePath(QStringLiteral("export/exported.jsonl"));
     QSignalSpy done(m_window.get(), &MainWindow::hitsExportFinished);
     m_window->exportHitsTo(path);
     QVERIFY(m_window->isExportingHits());
@@ -532,6 +533,8 @@ void TestMainWindow::testExportHitsInBackground()
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QByteArray after = f.readAll();
     QVERIFY(after == want || after == "an earlier export\n");
+    QCOMPARE(QDir(m_tmp.filePath(QStringLiteral("export"))).entryList(QDir::Files | QDir::Hidden),
+             QStringList { QStringLiteral("exported.jsonl") }); // no temporary file left behind
 }
 
 QTEST_MAIN(TestMainWindow)
