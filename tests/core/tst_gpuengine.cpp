@@ -680,6 +680,32 @@ private Q_SLOTS:
             QCOMPARE(preferred, std::min<int64_t>(int64_t(256) << 20, m_gpu->maxBatchBytes()));
     }
 
+    void missingKernelIsReportedAndTheScanGoesOn()
+    {
+        // Kernels from a folder that lacks them (HITSCOPE_GPU_SHADER_DIR, for comparing kernel variants): every
+        // batch says which kernel is missing and runs again on the CPU engine; no hit is lost.
+        const QStringList rules { QStringLiteral("-r"), m_case.literalsFile, QStringLiteral("-r"), m_case.regexesFile };
+        QByteArray cpuOut, gpuOut, err;
+        QCOMPARE(TestUtil::runCli(QStringList { QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu") }
+                                      + rules + QStringList { m_case.dir },
+                                  &cpuOut, &err),
+                 0);
+        const QString missing = m_tmp.path() + QLatin1String("/no-kernels");
+        qputenv("HITSCOPE_GPU_SHADER_DIR", QFile::encodeName(missing));
+        const int rc = TestUtil::runCli(QStringList { QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("gpu") }
+                                            + rules + QStringList { m_case.dir },
+                                        &gpuOut, &err);
+        qunsetenv("HITSCOPE_GPU_SHADER_DIR");
+        QCOMPARE(rc, 0);
+        QVERIFY2(err.contains("no scan kernel") && err.contains(QByteArray(QFile::encodeName(missing) + "/scan_wg")), err.constData());
+        QVERIFY2(err.contains("re-run on the CPU engine"), err.constData());
+        QVERIFY(!cpuOut.isEmpty());
+        QByteArrayList want = cpuOut.split('\n'), got = gpuOut.split('\n');
+        std::sort(want.begin(), want.end());
+        std::sort(got.begin(), got.end());
+        QVERIFY(got == want);
+    }
+
     void noComputeDeviceGivesClearError()
     {
         // OpenGL needs a display: on the headless platform there is none.
