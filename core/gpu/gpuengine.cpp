@@ -407,8 +407,9 @@ QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bo
                              .arg(counting ? QString() : QStringLiteral("_nocount"));
     const QShader shader = RhiDevice::loadShader(dir + name, error);
     if (!shader.isValid()) {
-        *error = QStringLiteral("no scan kernel %1 (workgroup sizes offered: 32, 64, 128, 256, 512): %2")
-                     .arg(dir + name, *error);
+        *error = QStringLiteral("no scan kernel for workgroup size %1 (sizes offered: 32, 64, 128, 256, 512): %2")
+                     .arg(workgroupSize)
+                     .arg(*error);
         return nullptr;
     }
     std::unique_ptr<QRhiComputePipeline> p(m_device->rhi()->newComputePipeline());
