@@ -108,6 +108,7 @@ int runScanCommand(const CliArgs &args)
         rules = RuleLoader::loadFiles(args.rules);
         CompileOptions compile;
         compile.threads = args.params.threads;
+        compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
         catalog = PatternCatalog::compile(rules, compile);
     });
     std::unique_ptr<GpuEngine> gpu;

@@ -7,7 +7,12 @@
 #include <iterator>
 #include <thread>
 
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QStandardPaths>
 
 #include "automata/atomprefilter.h"
 #include "automata/dfabuilder.h"
@@ -18,6 +23,8 @@ namespace Hitscope {
 
 namespace {
 
+const QByteArray kGroupingHintHeader = QByteArrayLiteral("hitscope grouping hint 1");
+constexpr qsizetype kMaxGroupingHints = 64;
 
 /// A chain of single-byte or ASCII case-pair sets. Such a pattern alone needs at most length + 1 DFA
 /// states (it is a literal over case-folded bytes), and a group of them at most their total length + 1.
@@ -158,6 +165,68 @@ bool containsAll(const std::vector<int> &sortedSet, const std::vector<int> &sort
     return std::includes(sortedSet.begin(), sortedSet.end(), sortedSubset.begin(), sortedSubset.end());
 }
 
+/// The groups a hint names (pattern ids per group), built; empty when the hint is missing, does not name every
+/// candidate exactly once, or names a group that no longer fits its budget.
+std::vector<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vector<int>> &hint,
+                                                   const std::vector<Candidate> &candidates, const RuleSet &rules,
+                                                   int groupBudget, int patternBudget, int threads)
+{
+    if (hint.empty())
+        return {};
+    std::vector<int> byPattern(rules.patterns.size(), -1);
+    for (size_t ci = 0; ci < candidates.size(); ++ci)
+        byPattern[size_t(candidates[ci].pattern)] = int(ci);
+    std::vector<std::vector<int>> parts;
+    std::vector<char> seen(candidates.size(), 0);
+    size_t named = 0;
+    for (const std::vector<int> &ids : hint) {
+        std::vector<int> part;
+        for (int id : ids) {
+            if (id < 0 || size_t(id) >= byPattern.size() || byPattern[size_t(id)] < 0 || seen[size_t(byPattern[size_t(id)])])
+                return {};
+            seen[size_t(byPattern[size_t(id)])] = 1;
+            part.push_back(byPattern[size_t(id)]);
+        }
+        if (part.empty())
+            return {};
+        named += part.size();
+        parts.push_back(std::move(part));
+    }
+    if (named != candidates.size())
+        return {};
+    std::vector<BuiltGroup> groups(parts.size());
+    std::atomic_bool failed { false };
+    parallelFor(parts.size(), threads, [&](size_t k, int) {
+        BuiltGroup &b = groups[k];
+        b.candidates = parts[k];
+        for (int ci : b.candidates)
+            b.bounded = b.bounded && candidates[size_t(ci)].bounded;
+        const Candidate &first = candidates[size_t(b.candidates.front())];
+        if (b.candidates.size() == 1 && first.hasSolo) {
+            b.dfa = first.solo;
+            b.rawStates = first.estimate;
+            return;
+        }
+        std::vector<DfaBuilder::Input> inputs;
+        for (int ci : b.candidates) {
+            const Candidate &c = candidates[size_t(ci)];
+            inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
+        }
+        DfaBuilder::Result r = DfaBuilder::build(inputs, b.candidates.size() == 1 ? patternBudget : groupBudget);
+        if (r.exceededBudget) {
+            failed = true;
+            return;
+        }
+        b.dfa = std::move(r.dfa);
+        b.rawStates = r.statesBeforeMinimization;
+    });
+    if (failed)
+        return {};
+    std::vector<std::vector<BuiltGroup>> built;
+    built.push_back(std::move(groups));
+    return built;
+}
+
 /// A 64-bit hash over whole words (tables are tens of MiB: byte-wise FNV would cost a noticeable share of
 /// the compile time).
 uint64_t hashBytes(uint64_t h, const void *data, size_t size)
@@ -183,6 +252,77 @@ template<typename T>
 uint64_t hashVector(uint64_t h, const std::vector<T> &v)
 {
     return hashBytes(h, v.data(), v.size() * sizeof(T));
+}
+
+uint64_t hashRegex(uint64_t h, const Regex &r)
+{
+    const int32_t root = r.root;
+    h = hashBytes(h, &root, sizeof root);
+    for (const Regex::Node &n : r.nodes) {
+        const int32_t fields[] = { int32_t(n.type), int32_t(n.assertion), n.min, n.max, n.greedy ? 1 : 0,
+                                   int32_t(n.children.size()) };
+        h = hashBytes(h, fields, sizeof fields);
+        h = hashVector(h, n.children);
+        for (size_t b = 0; b < 256; b += 64) {
+            const uint64_t word = ((n.bytes >> b) & ByteSet(~uint64_t(0))).to_ullong();
+            h = hashBytes(h, &word, sizeof word);
+        }
+    }
+    return h;
+}
+
+/// The last grouping of the same candidates (PatternCatalog::compile's hint), as lists of pattern ids in group
+/// order: its DFAs are built again, but the builds that would only fail are skipped.
+QString groupingHintPath(const QString &dir, uint64_t key)
+{
+    return dir + QLatin1String("/") + QString::number(key, 16).rightJustified(16, QLatin1Char('0'))
+        + QLatin1String(".groups");
+}
+
+std::vector<std::vector<int>> readGroupingHint(const QString &path)
+{
+    std::vector<std::vector<int>> groups;
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArrayList lines = file.readAll().split('\n');
+    if (lines.isEmpty() || lines.front() != kGroupingHintHeader)
+        return {};
+    for (qsizetype l = 1; l < lines.size(); ++l) {
+        if (lines[l].isEmpty())
+            continue;
+        std::vector<int> ids;
+        for (const QByteArray &field : lines[l].split(' ')) {
+            bool ok = false;
+            const int id = field.toInt(&ok);
+            if (!ok || id < 0)
+                return {};
+            ids.push_back(id);
+        }
+        groups.push_back(std::move(ids));
+    }
+    return groups;
+}
+
+void writeGroupingHint(const QString &path, const std::vector<std::vector<int>> &groups)
+{
+    QByteArray text = kGroupingHintHeader;
+    text += '\n';
+    for (const std::vector<int> &g : groups) {
+        for (size_t k = 0; k < g.size(); ++k)
+            text += (k ? " " : "") + QByteArray::number(g[k]);
+        text += '\n';
+    }
+    const QString dir = QFileInfo(path).absolutePath();
+    QDir().mkpath(dir);
+    // QSaveFile: two scans compiling at once never leave a half-written hint.
+    QSaveFile file(path);
+    if (file.open(QIODevice::WriteOnly) && file.write(text) == text.size())
+        file.commit();
+    // The folder keeps the hints of the latest rule sets only (each a few hundred bytes).
+    const QFileInfoList hints = QDir(dir).entryInfoList({ QStringLiteral("*.groups") }, QDir::Files, QDir::Time);
+    for (qsizetype i = kMaxGroupingHints; i < hints.size(); ++i)
+        QFile::remove(hints[i].absoluteFilePath());
 }
 
 } // namespace
@@ -295,214 +435,241 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         c.xorForms = pattern.yara && !pattern.yara->xorForms.empty();
     }
 
+    // Everything the grouping below depends on. A hint written for the same key names the groups that grouping
+    // ended with; they are built again (every DFA is fresh), and only if one of them fails to fit, or the hint
+    // does not name every candidate once, does the grouping run. A hint can thus cost time, never a match.
+    uint64_t hintKey = 0xcbf29ce484222325ull;
+    {
+        const QByteArray version = QByteArrayLiteral(HITSCOPE_VERSION) + kGroupingHintHeader;
+        hintKey = hashBytes(hintKey, version.constData(), size_t(version.size()));
+        const int32_t budgets[] = { groupBudget, patternBudget };
+        hintKey = hashBytes(hintKey, budgets, sizeof budgets);
+        for (const Candidate &c : candidates) {
+            const int32_t fields[] = { c.pattern, c.literal, c.bounded, c.verify, c.atoms, c.xorForms };
+            hintKey = hashBytes(hintKey, fields, sizeof fields);
+            hintKey = hashBytes(hintKey, &c.estimate, sizeof c.estimate);
+            hintKey = hashRegex(hintKey, c.verify ? c.relaxed : rules.patterns[size_t(c.pattern)].regex);
+        }
+    }
+    const QString hintPath = options.groupingHintDir.isEmpty() ? QString() : groupingHintPath(options.groupingHintDir, hintKey);
+    std::vector<std::vector<BuiltGroup>> built;
+    if (!hintPath.isEmpty())
+        built = buildFromHint(readGroupingHint(hintPath), candidates, rules, groupBudget, patternBudget, threads);
+    catalog.groupedFromHint = !built.empty();
+
     // Bounded and unbounded patterns are chunked apart (they are scanned differently; only groups walked whole
     // join across them when merged below); literals group with literals, sorted so that shared prefixes stay
     // together, and regexes with regexes in rule order.
-    std::vector<int> order(candidates.size());
-    for (size_t i = 0; i < order.size(); ++i)
-        order[i] = int(i);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-        const Candidate &x = candidates[size_t(a)];
-        const Candidate &y = candidates[size_t(b)];
-        if (x.bounded != y.bounded)
-            return x.bounded;
-        if (x.atoms != y.atoms)
-            return x.atoms;
-        if (x.xorForms != y.xorForms)
-            return y.xorForms;
-        if (x.literal != y.literal)
-            return x.literal;
-        return x.literal && x.key < y.key;
-    });
-    std::vector<Chunk> chunks;
-    int64_t chunkStates = 0;
-    for (int i : order) {
-        const Candidate &c = candidates[size_t(i)];
-        const bool fresh = chunks.empty() || chunks.back().bounded != c.bounded
-            || candidates[size_t(chunks.back().candidates.front())].literal != c.literal
-            || candidates[size_t(chunks.back().candidates.front())].atoms != c.atoms
-            || candidates[size_t(chunks.back().candidates.front())].xorForms != c.xorForms
-            || chunkStates + c.estimate > groupBudget;
-        if (fresh) {
-            chunks.push_back({ {}, c.bounded });
-            chunkStates = 0;
+    if (!catalog.groupedFromHint) {
+        std::vector<int> order(candidates.size());
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = int(i);
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            const Candidate &x = candidates[size_t(a)];
+            const Candidate &y = candidates[size_t(b)];
+            if (x.bounded != y.bounded)
+                return x.bounded;
+            if (x.atoms != y.atoms)
+                return x.atoms;
+            if (x.xorForms != y.xorForms)
+                return y.xorForms;
+            if (x.literal != y.literal)
+                return x.literal;
+            return x.literal && x.key < y.key;
+        });
+        std::vector<Chunk> chunks;
+        int64_t chunkStates = 0;
+        for (int i : order) {
+            const Candidate &c = candidates[size_t(i)];
+            const bool fresh = chunks.empty() || chunks.back().bounded != c.bounded
+                || candidates[size_t(chunks.back().candidates.front())].literal != c.literal
+                || candidates[size_t(chunks.back().candidates.front())].atoms != c.atoms
+                || candidates[size_t(chunks.back().candidates.front())].xorForms != c.xorForms
+                || chunkStates + c.estimate > groupBudget;
+            if (fresh) {
+                chunks.push_back({ {}, c.bounded });
+                chunkStates = 0;
+            }
+            chunks.back().candidates.push_back(i);
+            chunkStates += c.estimate;
         }
-        chunks.back().candidates.push_back(i);
-        chunkStates += c.estimate;
-    }
 
-    // Build the chunks; one that overflows the group budget is split in halves until it fits. A single
-    // pattern gets the per-pattern budget (it already passed it alone).
-    std::vector<std::vector<BuiltGroup>> built(chunks.size());
-    // Candidate sets (sorted) whose merged DFA exceeded the group budget: any superset does too (the states of a
-    // union project onto each part's), so merging below never tries one.
-    std::vector<std::vector<std::vector<int>>> failedPerChunk(chunks.size());
-    auto inputsOf = [&](const std::vector<int> &part) {
-        std::vector<DfaBuilder::Input> inputs;
-        for (int ci : part) {
-            const Candidate &c = candidates[size_t(ci)];
-            inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
-        }
-        return inputs;
-    };
-    parallelFor(chunks.size(), threads, [&](size_t k, int) {
-        std::vector<std::vector<int>> pending { chunks[k].candidates };
-        while (!pending.empty()) {
-            std::vector<int> part = std::move(pending.back());
-            pending.pop_back();
-            if (part.size() == 1 && candidates[size_t(part.front())].hasSolo) {
-                Candidate &c = candidates[size_t(part.front())];
-                built[k].push_back({ part, std::move(c.solo), c.estimate, chunks[k].bounded });
-                continue;
+        // Build the chunks; one that overflows the group budget is split in halves until it fits. A single
+        // pattern gets the per-pattern budget (it already passed it alone).
+        built.assign(chunks.size(), {});
+        // Candidate sets (sorted) whose merged DFA exceeded the group budget: any superset does too (the states of a
+        // union project onto each part's), so merging below never tries one.
+        std::vector<std::vector<std::vector<int>>> failedPerChunk(chunks.size());
+        auto inputsOf = [&](const std::vector<int> &part) {
+            std::vector<DfaBuilder::Input> inputs;
+            for (int ci : part) {
+                const Candidate &c = candidates[size_t(ci)];
+                inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
             }
-            DfaBuilder::Result r = DfaBuilder::build(inputsOf(part), part.size() == 1 ? patternBudget : groupBudget);
-            if (!r.exceededBudget) {
-                built[k].push_back({ part, std::move(r.dfa), r.statesBeforeMinimization, chunks[k].bounded });
-            } else if (part.size() > 1) {
-                std::vector<int> sorted = part;
-                std::sort(sorted.begin(), sorted.end());
-                failedPerChunk[k].push_back(std::move(sorted));
-                const auto mid = part.begin() + long(part.size() / 2);
-                pending.emplace_back(mid, part.end()); // popped second: keeps the original order
-                pending.emplace_back(part.begin(), mid);
-            } else {
-                // Only a literal longer than the per-pattern budget gets here: regexes were built alone above.
-                rejected[size_t(candidates[size_t(part.front())].pattern)] = QLatin1String("pattern ")
-                    + rules.patterns[size_t(candidates[size_t(part.front())].pattern)].id
-                    + QLatin1String(" explodes past ") + QString::number(patternBudget)
-                    + QLatin1String(" DFA states");
-            }
-        }
-    });
-
-    // Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
-    // and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
-    // back together, first fit from the smallest up (small pieces end together rather than each beside a large
-    // one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
-    // under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
-    // fails is remembered and its pieces packed again without it, which peels its largest piece off.
-    std::vector<std::vector<int>> failed;
-    for (auto &list : failedPerChunk)
-        for (auto &f : list)
-            failed.push_back(std::move(f));
-    std::vector<BuiltGroup> pieces;
-    for (std::vector<BuiltGroup> &list : built)
-        for (BuiltGroup &b : list)
-            pieces.push_back(std::move(b));
-    built.clear();
-    // The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
-    // covered piece with one that is not (the merged group would lose its cover and cost a full pass).
-    {
-        PatternCatalog probe;
-        probe.patterns = catalog.patterns;
-        for (const BuiltGroup &b : pieces) {
-            DfaGroup g;
-            for (int ci : b.candidates) {
-                const int len = catalog.patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
-                g.patterns.push_back(candidates[size_t(ci)].pattern);
-                g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
-            }
-            probe.groups.push_back(std::move(g));
-        }
-        const auto cover = AtomPrefilter::build(rules, probe);
-        for (size_t i = 0; i < pieces.size(); ++i) {
-            pieces[i].covered = cover && cover->covers(int(i));
-            pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
-        }
-    }
-    std::vector<BuiltGroup> merged;
-    constexpr int kMergeRounds = 8;
-    std::vector<BuiltGroup> todo = std::move(pieces);
-    for (int round = 0; !todo.empty(); ++round) {
-        std::stable_sort(todo.begin(), todo.end(),
-                         [](const BuiltGroup &a, const BuiltGroup &b) { return a.rawStates < b.rawStates; });
-        struct Bin
-        {
-            std::vector<size_t> members;
-            std::vector<int> candidates; // sorted
-            int64_t states = 0;
-            bool bounded = true;
-            bool covered = false;
-            bool xorForms = false;
+            return inputs;
         };
-        std::vector<Bin> bins;
-        for (size_t i = 0; i < todo.size(); ++i) {
-            std::vector<int> mine = todo[i].candidates;
-            std::sort(mine.begin(), mine.end());
-            Bin *home = nullptr;
-            // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
-            // what halving split apart, and a merge with one fails only after building most of the budget.
-            for (Bin &bin : bins) {
-                // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
-                // unbounded): one walk instead of two.
-                const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
-                if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
-                    || bin.xorForms != todo[i].xorForms
-                    || bin.states + todo[i].rawStates > groupBudget)
+        parallelFor(chunks.size(), threads, [&](size_t k, int) {
+            std::vector<std::vector<int>> pending { chunks[k].candidates };
+            while (!pending.empty()) {
+                std::vector<int> part = std::move(pending.back());
+                pending.pop_back();
+                if (part.size() == 1 && candidates[size_t(part.front())].hasSolo) {
+                    Candidate &c = candidates[size_t(part.front())];
+                    built[k].push_back({ part, std::move(c.solo), c.estimate, chunks[k].bounded });
                     continue;
-                std::vector<int> together;
-                std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
-                           std::back_inserter(together));
-                const bool knownToFail = std::any_of(failed.begin(), failed.end(),
-                                                     [&](const std::vector<int> &f) { return containsAll(together, f); });
-                if (!knownToFail) {
-                    home = &bin;
-                    bin.candidates = std::move(together);
-                    break;
+                }
+                DfaBuilder::Result r = DfaBuilder::build(inputsOf(part), part.size() == 1 ? patternBudget : groupBudget);
+                if (!r.exceededBudget) {
+                    built[k].push_back({ part, std::move(r.dfa), r.statesBeforeMinimization, chunks[k].bounded });
+                } else if (part.size() > 1) {
+                    std::vector<int> sorted = part;
+                    std::sort(sorted.begin(), sorted.end());
+                    failedPerChunk[k].push_back(std::move(sorted));
+                    const auto mid = part.begin() + long(part.size() / 2);
+                    pending.emplace_back(mid, part.end()); // popped second: keeps the original order
+                    pending.emplace_back(part.begin(), mid);
+                } else {
+                    // Only a literal longer than the per-pattern budget gets here: regexes were built alone above.
+                    rejected[size_t(candidates[size_t(part.front())].pattern)] = QLatin1String("pattern ")
+                        + rules.patterns[size_t(candidates[size_t(part.front())].pattern)].id
+                        + QLatin1String(" explodes past ") + QString::number(patternBudget)
+                        + QLatin1String(" DFA states");
                 }
             }
-            if (!home) {
-                bins.push_back({});
-                home = &bins.back();
-                home->candidates = std::move(mine);
-                home->bounded = todo[i].bounded;
-                home->covered = todo[i].covered;
-                home->xorForms = todo[i].xorForms;
-            }
-            home->members.push_back(i);
-            home->states += todo[i].rawStates;
-            home->bounded = home->bounded && todo[i].bounded;
-        }
-        // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
-        // far more is given up early rather than built up to the whole budget, which would cost seconds.
-        std::vector<DfaBuilder::Result> results(bins.size());
-        parallelFor(bins.size(), threads, [&](size_t k, int) {
-            if (bins[k].members.size() > 1)
-                results[k] = DfaBuilder::build(inputsOf(bins[k].candidates),
-                                               int(std::min<int64_t>(groupBudget, 16 * bins[k].states + 4096)));
         });
-        std::vector<BuiltGroup> again;
-        for (size_t k = 0; k < bins.size(); ++k) {
-            Bin &bin = bins[k];
-            if (bin.members.size() == 1) {
-                merged.push_back(std::move(todo[bin.members.front()]));
-            } else if (!results[k].exceededBudget) {
-                merged.push_back({ bin.candidates, std::move(results[k].dfa), results[k].statesBeforeMinimization,
-                                   bin.bounded, bin.covered, bin.xorForms });
-            } else {
-                failed.push_back(bin.candidates);
-                for (size_t m : bin.members)
-                    again.push_back(std::move(todo[m]));
+
+        // Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
+        // and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
+        // back together, first fit from the smallest up (small pieces end together rather than each beside a large
+        // one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
+        // under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
+        // fails is remembered and its pieces packed again without it, which peels its largest piece off.
+        std::vector<std::vector<int>> failed;
+        for (auto &list : failedPerChunk)
+            for (auto &f : list)
+                failed.push_back(std::move(f));
+        std::vector<BuiltGroup> pieces;
+        for (std::vector<BuiltGroup> &list : built)
+            for (BuiltGroup &b : list)
+                pieces.push_back(std::move(b));
+        built.clear();
+        // The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
+        // covered piece with one that is not (the merged group would lose its cover and cost a full pass).
+        {
+            PatternCatalog probe;
+            probe.patterns = catalog.patterns;
+            for (const BuiltGroup &b : pieces) {
+                DfaGroup g;
+                for (int ci : b.candidates) {
+                    const int len = catalog.patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
+                    g.patterns.push_back(candidates[size_t(ci)].pattern);
+                    g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
+                }
+                probe.groups.push_back(std::move(g));
+            }
+            const auto cover = AtomPrefilter::build(rules, probe);
+            for (size_t i = 0; i < pieces.size(); ++i) {
+                pieces[i].covered = cover && cover->covers(int(i));
+                pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
             }
         }
-        todo = std::move(again);
+        std::vector<BuiltGroup> merged;
+        constexpr int kMergeRounds = 8;
+        std::vector<BuiltGroup> todo = std::move(pieces);
+        for (int round = 0; !todo.empty(); ++round) {
+            std::stable_sort(todo.begin(), todo.end(),
+                             [](const BuiltGroup &a, const BuiltGroup &b) { return a.rawStates < b.rawStates; });
+            struct Bin
+            {
+                std::vector<size_t> members;
+                std::vector<int> candidates; // sorted
+                int64_t states = 0;
+                bool bounded = true;
+                bool covered = false;
+                bool xorForms = false;
+            };
+            std::vector<Bin> bins;
+            for (size_t i = 0; i < todo.size(); ++i) {
+                std::vector<int> mine = todo[i].candidates;
+                std::sort(mine.begin(), mine.end());
+                Bin *home = nullptr;
+                // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
+                // what halving split apart, and a merge with one fails only after building most of the budget.
+                for (Bin &bin : bins) {
+                    // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
+                    // unbounded): one walk instead of two.
+                    const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
+                    if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
+                        || bin.xorForms != todo[i].xorForms
+                        || bin.states + todo[i].rawStates > groupBudget)
+                        continue;
+                    std::vector<int> together;
+                    std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
+                               std::back_inserter(together));
+                    const bool knownToFail = std::any_of(failed.begin(), failed.end(),
+                                                         [&](const std::vector<int> &f) { return containsAll(together, f); });
+                    if (!knownToFail) {
+                        home = &bin;
+                        bin.candidates = std::move(together);
+                        break;
+                    }
+                }
+                if (!home) {
+                    bins.push_back({});
+                    home = &bins.back();
+                    home->candidates = std::move(mine);
+                    home->bounded = todo[i].bounded;
+                    home->covered = todo[i].covered;
+                    home->xorForms = todo[i].xorForms;
+                }
+                home->members.push_back(i);
+                home->states += todo[i].rawStates;
+                home->bounded = home->bounded && todo[i].bounded;
+            }
+            // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
+            // far more is given up early rather than built up to the whole budget, which would cost seconds.
+            std::vector<DfaBuilder::Result> results(bins.size());
+            parallelFor(bins.size(), threads, [&](size_t k, int) {
+                if (bins[k].members.size() > 1)
+                    results[k] = DfaBuilder::build(inputsOf(bins[k].candidates),
+                                                   int(std::min<int64_t>(groupBudget, 16 * bins[k].states + 4096)));
+            });
+            std::vector<BuiltGroup> again;
+            for (size_t k = 0; k < bins.size(); ++k) {
+                Bin &bin = bins[k];
+                if (bin.members.size() == 1) {
+                    merged.push_back(std::move(todo[bin.members.front()]));
+                } else if (!results[k].exceededBudget) {
+                    merged.push_back({ bin.candidates, std::move(results[k].dfa), results[k].statesBeforeMinimization,
+                                       bin.bounded, bin.covered, bin.xorForms });
+                } else {
+                    failed.push_back(bin.candidates);
+                    for (size_t m : bin.members)
+                        again.push_back(std::move(todo[m]));
+                }
+            }
+            todo = std::move(again);
+        }
+        // Groups in the order of their first pattern, as before merging: bounded before unbounded, then rule order.
+        std::stable_sort(merged.begin(), merged.end(), [&](const BuiltGroup &a, const BuiltGroup &b) {
+            if (a.bounded != b.bounded)
+                return a.bounded;
+            return *std::min_element(a.candidates.begin(), a.candidates.end())
+                < *std::min_element(b.candidates.begin(), b.candidates.end());
+        });
+        built.push_back(std::move(merged));
     }
-    // Groups in the order of their first pattern, as before merging: bounded before unbounded, then rule order.
-    std::stable_sort(merged.begin(), merged.end(), [&](const BuiltGroup &a, const BuiltGroup &b) {
-        if (a.bounded != b.bounded)
-            return a.bounded;
-        return *std::min_element(a.candidates.begin(), a.candidates.end())
-            < *std::min_element(b.candidates.begin(), b.candidates.end());
-    });
-    built.push_back(std::move(merged));
 
+    std::vector<std::vector<int>> grouping; // pattern ids per group, in the order their DFA was built from
     for (std::vector<BuiltGroup> &list : built) {
         for (BuiltGroup &b : list) {
             DfaGroup group;
             group.dfa = std::move(b.dfa);
             bool bounded = true;
+            grouping.emplace_back();
             for (int ci : b.candidates) {
                 const int p = candidates[size_t(ci)].pattern;
+                grouping.back().push_back(p);
                 group.patterns.push_back(p);
                 catalog.patterns[size_t(p)].group = int(catalog.groups.size());
                 const int len = catalog.patterns[size_t(p)].maxLength;
@@ -515,6 +682,9 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             catalog.groups.push_back(std::move(group));
         }
     }
+
+    if (!hintPath.isEmpty() && !catalog.groupedFromHint)
+        writeGroupingHint(hintPath, grouping);
 
     for (size_t i = 0; i < rejected.size(); ++i) {
         if (rejected[i].isEmpty())
@@ -553,6 +723,12 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     catalog.prefilter = AtomPrefilter::build(rules, catalog);
     catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
     return catalog;
+}
+
+QString PatternCatalog::defaultGroupingHintDir()
+{
+    const QString base = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation);
+    return base.isEmpty() ? QString() : base + QLatin1String("/hitscope/groupings");
 }
 
 } // namespace Hitscope

@@ -5,6 +5,8 @@
 #include <memory>
 #include <vector>
 
+#include <QString>
+
 #include "automata/dfa.h"
 #include "rules/ruleset.h"
 
@@ -45,6 +47,11 @@ struct CompileOptions
     int maxStatesPerPattern = 50000;
     /// Threads building DFAs; 0: one per core.
     int threads = 0;
+    /// Where compile() keeps, per set of patterns, the grouping it ended with, and finds it again: the next
+    /// compile of the same patterns builds those groups directly and skips the merges that would fail (most of
+    /// a large rule set's compile time). Every DFA is still built; a hint that no longer fits is ignored.
+    /// Empty: no hints.
+    QString groupingHintDir;
 };
 
 /**
@@ -60,12 +67,16 @@ struct PatternCatalog
     /// Atoms of the groups the CPU engine may scan in windows instead of whole passes (null: none).
     std::shared_ptr<const AtomPrefilter> prefilter;
     double compileMs = 0;
+    bool groupedFromHint = false; ///< the groups came from CompileOptions::groupingHintDir
 
     size_t tableBytes() const;
     /// Longest bounded match over all bounded groups: segments overlap by this minus one.
     int maxBoundedMatchLength() const;
 
     static PatternCatalog compile(const RuleSet &rules, const CompileOptions &options = {});
+    /// The user's cache folder for grouping hints (CompileOptions::groupingHintDir), shared by the CLI and
+    /// the GUI.
+    static QString defaultGroupingHintDir();
 };
 
 } // namespace Hitscope

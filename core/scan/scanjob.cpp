@@ -130,6 +130,7 @@ void ScanJob::Worker::run(const Request &request)
     const RuleSet rules = RuleLoader::loadFiles(request.ruleFiles);
     CompileOptions compile;
     compile.threads = request.params.threads;
+    compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
     const PatternCatalog catalog = PatternCatalog::compile(rules, compile);
     std::vector<Rejection> rejections = rules.rejections;
     rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());

@@ -4,6 +4,10 @@
 
 #include <QElapsedTimer>
 #include <QRandomGenerator>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "automata/dfabuilder.h"
@@ -216,6 +220,7 @@ private Q_SLOTS:
     void relaxesExplodingPatterns();
     void boundedJoinsUnboundedOnlyWhereWalkedWhole();
     void splitsGroupsUnderTheBudget();
+    void groupingHintRebuildsTheSameCatalog();
     void literalGroupsFindEveryOccurrence();
     void fingerprint();
     void tenThousandLiterals();
@@ -504,6 +509,95 @@ void TestPatternCatalog::splitsGroupsUnderTheBudget()
         const MatchSet want = referenceMatches(rules, catalog, text);
         QVERIFY2(got == want, describeDifference(got, want).constData());
     }
+}
+
+void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
+{
+    // Random regexes under a small budget: chunks fail, halve and merge. A compile with the hint of the last one
+    // builds the same tables without failing builds; a hint that is unreadable, names other patterns or names a
+    // group that no longer fits is ignored, and the tables are the same again.
+    QRandomGenerator rng(777);
+    RuleSet rules;
+    for (int i = 0; i < 150; ++i) {
+        QByteArray source;
+        for (;;) {
+            source = TestUtil::randomRegexSource(rng, 2, "ab c");
+            if (RegexParser::parse(source).error.isEmpty() && !RegexParser::parse(source).regex.matchesEmpty())
+                break;
+        }
+        addRule(rules, QStringLiteral("r%1").arg(i), i + 1, { source });
+    }
+    CompileOptions options;
+    options.maxStatesPerGroup = 300;
+    options.maxStatesPerPattern = 5000;
+    const PatternCatalog plain = PatternCatalog::compile(rules, options);
+    QVERIFY(plain.groups.size() > 5);
+    QVERIFY(!plain.groupedFromHint);
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    options.groupingHintDir = dir.path();
+    auto sameTables = [&](const PatternCatalog &c) {
+        if (c.fingerprint != plain.fingerprint || c.groups.size() != plain.groups.size())
+            return false;
+        for (size_t g = 0; g < c.groups.size(); ++g)
+            if (c.groups[g].patterns != plain.groups[g].patterns || c.groups[g].maxMatchLength != plain.groups[g].maxMatchLength)
+                return false;
+        return true;
+    };
+    const PatternCatalog first = PatternCatalog::compile(rules, options);
+    QVERIFY(!first.groupedFromHint);
+    QVERIFY(sameTables(first));
+    const QStringList hints = QDir(dir.path()).entryList(QDir::Files);
+    QCOMPARE(hints.size(), 1);
+    const QString hintPath = dir.filePath(hints.front());
+
+    const PatternCatalog hinted = PatternCatalog::compile(rules, options);
+    QVERIFY(hinted.groupedFromHint);
+    QVERIFY(sameTables(hinted));
+    QCOMPARE(checkStructure(rules, hinted), QByteArray());
+
+    auto withHint = [&](const QByteArray &text) {
+        QFile f(hintPath);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        QCOMPARE(f.write(text), text.size());
+        f.close();
+        const PatternCatalog c = PatternCatalog::compile(rules, options);
+        QVERIFY(!c.groupedFromHint);
+        QVERIFY(sameTables(c));
+    };
+    // Unreadable; a pattern id that does not exist; one named twice; every pattern in one group, over budget.
+    withHint("not a hint\n1 2 3\n");
+    withHint("hitscope grouping hint 1\n0 1 99999\n");
+    withHint("hitscope grouping hint 1\n0 1\n1 2\n");
+    QByteArray all = "hitscope grouping hint 1\n";
+    for (const DfaGroup &g : plain.groups)
+        for (int p : g.patterns)
+            all += QByteArray::number(p) + ' ';
+    all.chop(1);
+    withHint(all + '\n');
+    // Each of those compiles wrote the hint again: the next one uses it.
+    QVERIFY(PatternCatalog::compile(rules, options).groupedFromHint);
+
+    // Other patterns have a hint of their own.
+    addRule(rules, QStringLiteral("extra"), 999, { "abcab" });
+    const PatternCatalog other = PatternCatalog::compile(rules, options);
+    QVERIFY(!other.groupedFromHint);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 2);
+
+    // The folder keeps the latest 64 hints.
+    for (int i = 0; i < 80; ++i) {
+        QFile old(dir.filePath(QStringLiteral("old%1.groups").arg(i)));
+        QVERIFY(old.open(QIODevice::WriteOnly));
+        old.write("hitscope grouping hint 1\n");
+        old.flush();
+        QVERIFY(old.setFileTime(QDateTime::currentDateTime().addDays(-1), QFileDevice::FileModificationTime));
+        old.close();
+    }
+    addRule(rules, QStringLiteral("another"), 1000, { "bcabc" });
+    QVERIFY(!PatternCatalog::compile(rules, options).groupedFromHint);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 64);
+    QVERIFY(PatternCatalog::compile(rules, options).groupedFromHint);
 }
 
 void TestPatternCatalog::literalGroupsFindEveryOccurrence()
