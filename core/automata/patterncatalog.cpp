@@ -7,6 +7,7 @@
 #include <iterator>
 #include <thread>
 
+#include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -23,7 +24,9 @@ namespace Hitscope {
 
 namespace {
 
-const QByteArray kGroupingHintHeader = QByteArrayLiteral("hitscope grouping hint 1");
+// Part of every hint's key: bump it when the grouping, the estimates or the DFA construction change, so that
+// hints of the grouping before are no longer used (they would still give correct tables, grouped the old way).
+const QByteArray kGroupingHintHeader = QByteArrayLiteral("hitscope grouping hint 2");
 constexpr qsizetype kMaxGroupingHints = 64;
 
 /// A chain of single-byte or ASCII case-pair sets. Such a pattern alone needs at most length + 1 DFA
@@ -197,6 +200,8 @@ std::vector<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vector
     std::vector<BuiltGroup> groups(parts.size());
     std::atomic_bool failed { false };
     parallelFor(parts.size(), threads, [&](size_t k, int) {
+        if (failed)
+            return; // the grouping runs anyway
         BuiltGroup &b = groups[k];
         b.candidates = parts[k];
         for (int ci : b.candidates)
@@ -243,7 +248,8 @@ uint64_t hashBytes(uint64_t h, const void *data, size_t size)
         mix(w);
     }
     uint64_t tail = 0;
-    std::memcpy(&tail, p + i, size - i);
+    if (size > i) // an empty vector's data() may be null
+        std::memcpy(&tail, p + i, size - i);
     mix(tail ^ (uint64_t(size) << 56));
     return h;
 }
@@ -320,9 +326,11 @@ void writeGroupingHint(const QString &path, const std::vector<std::vector<int>> 
     if (file.open(QIODevice::WriteOnly) && file.write(text) == text.size())
         file.commit();
     // The folder keeps the hints of the latest rule sets only (each a few hundred bytes).
-    const QFileInfoList hints = QDir(dir).entryInfoList({ QStringLiteral("*.groups") }, QDir::Files, QDir::Time);
+    const QFileInfoList hints = QDir(dir).entryInfoList({ QStringLiteral("????????????????.groups") }, QDir::Files,
+                                                        QDir::Time);
     for (qsizetype i = kMaxGroupingHints; i < hints.size(); ++i)
-        QFile::remove(hints[i].absoluteFilePath());
+        if (hints[i].absoluteFilePath() != QFileInfo(path).absoluteFilePath())
+            QFile::remove(hints[i].absoluteFilePath());
 }
 
 } // namespace
@@ -456,6 +464,14 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     if (!hintPath.isEmpty())
         built = buildFromHint(readGroupingHint(hintPath), candidates, rules, groupBudget, patternBudget, threads);
     catalog.groupedFromHint = !built.empty();
+    if (catalog.groupedFromHint) {
+        for (Candidate &c : candidates)
+            c.solo = Dfa(); // copied into their groups
+        // Hints are pruned by age: one in use stays young.
+        QFile used(hintPath);
+        if (used.open(QIODevice::Append))
+            used.setFileTime(QDateTime::currentDateTime(), QFileDevice::FileModificationTime);
+    }
 
     // Bounded and unbounded patterns are chunked apart (they are scanned differently; only groups walked whole
     // join across them when merged below); literals group with literals, sorted so that shared prefixes stay
@@ -683,7 +699,11 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         }
     }
 
-    if (!hintPath.isEmpty() && !catalog.groupedFromHint)
+    // A hint must name every candidate; one rejected while grouping (a literal over the budget) is in no group.
+    size_t grouped = 0;
+    for (const std::vector<int> &g : grouping)
+        grouped += g.size();
+    if (!hintPath.isEmpty() && !catalog.groupedFromHint && grouped == candidates.size())
         writeGroupingHint(hintPath, grouping);
 
     for (size_t i = 0; i < rejected.size(); ++i) {

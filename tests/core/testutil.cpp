@@ -5,6 +5,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QProcessEnvironment>
+#include <QTemporaryDir>
 
 namespace TestUtil {
 
@@ -19,7 +21,12 @@ bool writeFile(const QString &path, const QByteArray &data)
 
 int runCli(const QStringList &args, QByteArray *out, QByteArray *err, int timeoutMs)
 {
+    // The CLI keeps grouping hints in the user's cache folder: tests start from an empty one of their own.
+    static QTemporaryDir cache;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("XDG_CACHE_HOME"), cache.path());
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(HITSCOPE_CLI), args);
     if (!p.waitForFinished(timeoutMs))
         return -1;

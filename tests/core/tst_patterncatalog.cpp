@@ -515,7 +515,8 @@ void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
 {
     // Random regexes under a small budget: chunks fail, halve and merge. A compile with the hint of the last one
     // builds the same tables without failing builds; a hint that is unreadable, names other patterns or names a
-    // group that no longer fits is ignored, and the tables are the same again.
+    // group that no longer fits is ignored, and the tables are the same again. A rejected pattern and strong
+    // literals (the atom prefilter) come out the same either way.
     QRandomGenerator rng(777);
     RuleSet rules;
     for (int i = 0; i < 150; ++i) {
@@ -527,57 +528,97 @@ void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
         }
         addRule(rules, QStringLiteral("r%1").arg(i), i + 1, { source });
     }
+    addRule(rules, QStringLiteral("empty"), 200, { "a*" });
+    addRule(rules, QStringLiteral("lits"), 201, { "hitscope-one", "strong-literal", "third_literal" }, true);
+    addRule(rules, QStringLiteral("atoms"), 202, { "xyzzy[0-9]{2}qq", "plugh[a-f]{3}zz" });
     CompileOptions options;
     options.maxStatesPerGroup = 300;
     options.maxStatesPerPattern = 5000;
     const PatternCatalog plain = PatternCatalog::compile(rules, options);
     QVERIFY(plain.groups.size() > 5);
+    QCOMPARE(plain.rejections.size(), size_t(1));
     QVERIFY(!plain.groupedFromHint);
 
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     options.groupingHintDir = dir.path();
-    auto sameTables = [&](const PatternCatalog &c) {
-        if (c.fingerprint != plain.fingerprint || c.groups.size() != plain.groups.size())
+    auto sameCatalog = [&](const PatternCatalog &c) {
+        if (c.fingerprint != plain.fingerprint || c.groups.size() != plain.groups.size()
+            || c.rejections.size() != plain.rejections.size() || bool(c.prefilter) != bool(plain.prefilter))
             return false;
         for (size_t g = 0; g < c.groups.size(); ++g)
             if (c.groups[g].patterns != plain.groups[g].patterns || c.groups[g].maxMatchLength != plain.groups[g].maxMatchLength)
                 return false;
-        return true;
+        for (size_t p = 0; p < c.patterns.size(); ++p)
+            if (c.patterns[p].group != plain.patterns[p].group || c.patterns[p].verify != plain.patterns[p].verify)
+                return false;
+        return !c.prefilter || (c.prefilter->groupRadius == plain.prefilter->groupRadius
+                                && c.prefilter->atomGroup == plain.prefilter->atomGroup);
     };
     const PatternCatalog first = PatternCatalog::compile(rules, options);
     QVERIFY(!first.groupedFromHint);
-    QVERIFY(sameTables(first));
+    QVERIFY(sameCatalog(first));
     const QStringList hints = QDir(dir.path()).entryList(QDir::Files);
     QCOMPARE(hints.size(), 1);
     const QString hintPath = dir.filePath(hints.front());
+    QFile hintFile(hintPath);
+    QVERIFY(hintFile.open(QIODevice::ReadOnly));
+    const QByteArrayList hintLines = hintFile.readAll().split('\n');
+    hintFile.close();
 
     const PatternCatalog hinted = PatternCatalog::compile(rules, options);
     QVERIFY(hinted.groupedFromHint);
-    QVERIFY(sameTables(hinted));
+    QVERIFY(sameCatalog(hinted));
     QCOMPARE(checkStructure(rules, hinted), QByteArray());
 
-    auto withHint = [&](const QByteArray &text) {
+    auto writeHint = [&](const QByteArray &text) {
         QFile f(hintPath);
         QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
         QCOMPARE(f.write(text), text.size());
-        f.close();
+    };
+    auto ignored = [&](const QByteArray &text) {
+        writeHint(text);
         const PatternCatalog c = PatternCatalog::compile(rules, options);
         QVERIFY(!c.groupedFromHint);
-        QVERIFY(sameTables(c));
+        QVERIFY(sameCatalog(c));
     };
-    // Unreadable; a pattern id that does not exist; one named twice; every pattern in one group, over budget.
-    withHint("not a hint\n1 2 3\n");
-    withHint("hitscope grouping hint 1\n0 1 99999\n");
-    withHint("hitscope grouping hint 1\n0 1\n1 2\n");
-    QByteArray all = "hitscope grouping hint 1\n";
+    // Unreadable; an id that does not exist; the right grouping with one id named twice (another missing);
+    // every pattern in one group, over budget.
+    ignored("not a hint\n1 2 3\n");
+    ignored("hitscope grouping hint 2\n0 1 99999\n");
+    QByteArrayList twice = hintLines;
+    QByteArrayList ids = twice[1].split(' ');
+    QVERIFY(ids.size() >= 2 || twice.size() > 3);
+    if (ids.size() >= 2)
+        ids[1] = ids[0];
+    else
+        ids[0] = twice[2].split(' ').front();
+    twice[1] = ids.join(' ');
+    ignored(twice.join('\n'));
+    QByteArray all = "hitscope grouping hint 2\n";
     for (const DfaGroup &g : plain.groups)
         for (int p : g.patterns)
             all += QByteArray::number(p) + ' ';
     all.chop(1);
-    withHint(all + '\n');
+    ignored(all + '\n');
     // Each of those compiles wrote the hint again: the next one uses it.
     QVERIFY(PatternCatalog::compile(rules, options).groupedFromHint);
+
+    // A hint that fits but groups otherwise (every pattern alone) is used: other tables, the same matches.
+    QByteArray singles = "hitscope grouping hint 2\n";
+    for (size_t p = 0; p < plain.patterns.size(); ++p)
+        if (plain.patterns[p].group >= 0)
+            singles += QByteArray::number(qulonglong(p)) + '\n';
+    writeHint(singles);
+    const PatternCatalog alone = PatternCatalog::compile(rules, options);
+    QVERIFY(alone.groupedFromHint);
+    QVERIFY(alone.groups.size() > plain.groups.size());
+    QCOMPARE(checkStructure(rules, alone), QByteArray());
+    QCOMPARE(alone.rejections.size(), plain.rejections.size());
+    for (int t = 0; t < 30; ++t) {
+        const QByteArray text = TestUtil::randomText(rng, 20 + int(rng.bounded(200)), "ab cxyzq0123plugh");
+        QCOMPARE(scanAll(alone, text), scanAll(plain, text));
+    }
 
     // Other patterns have a hint of their own.
     addRule(rules, QStringLiteral("extra"), 999, { "abcab" });
@@ -587,12 +628,11 @@ void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
 
     // The folder keeps the latest 64 hints.
     for (int i = 0; i < 80; ++i) {
-        QFile old(dir.filePath(QStringLiteral("old%1.groups").arg(i)));
+        QFile old(dir.filePath(QStringLiteral("%1.groups").arg(i, 16, 16, QLatin1Char('0')).replace(0, 1, QLatin1Char('f'))));
         QVERIFY(old.open(QIODevice::WriteOnly));
-        old.write("hitscope grouping hint 1\n");
+        old.write("hitscope grouping hint 2\n");
         old.flush();
         QVERIFY(old.setFileTime(QDateTime::currentDateTime().addDays(-1), QFileDevice::FileModificationTime));
-        old.close();
     }
     addRule(rules, QStringLiteral("another"), 1000, { "bcabc" });
     QVERIFY(!PatternCatalog::compile(rules, options).groupedFromHint);

@@ -15,6 +15,7 @@
 #include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QStandardPaths>
 #include <QTest>
 #include <QTimer>
 
@@ -119,6 +120,7 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
+        QStandardPaths::setTestModeEnabled(true); // grouping hints go to a test cache folder
         QVERIFY(m_tmp.isValid());
         m_case = TestUtil::generateCase(m_tmp.path(), 20260311, 4096);
         m_rules = QStringList { m_case.literalsFile, m_case.regexesFile };
