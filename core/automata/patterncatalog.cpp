@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <thread>
 
 #include <QDateTime>
@@ -168,14 +169,26 @@ bool containsAll(const std::vector<int> &sortedSet, const std::vector<int> &sort
     return std::includes(sortedSet.begin(), sortedSet.end(), sortedSubset.begin(), sortedSubset.end());
 }
 
-/// The groups a hint names (pattern ids per group), built; empty when the hint is missing, does not name every
+/// What a group of candidates is built from: the relaxed form of patterns that need verifying.
+std::vector<DfaBuilder::Input> inputsFor(const std::vector<int> &part, const std::vector<Candidate> &candidates,
+                                         const RuleSet &rules)
+{
+    std::vector<DfaBuilder::Input> inputs;
+    for (int ci : part) {
+        const Candidate &c = candidates[size_t(ci)];
+        inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
+    }
+    return inputs;
+}
+
+/// The groups a hint names (pattern ids per group), built; none when the hint is missing, does not name every
 /// candidate exactly once, or names a group that no longer fits its budget.
-std::vector<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vector<int>> &hint,
-                                                   const std::vector<Candidate> &candidates, const RuleSet &rules,
-                                                   int groupBudget, int patternBudget, int threads)
+std::optional<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vector<int>> &hint,
+                                                     const std::vector<Candidate> &candidates, const RuleSet &rules,
+                                                     int groupBudget, int patternBudget, int threads)
 {
     if (hint.empty())
-        return {};
+        return std::nullopt;
     std::vector<int> byPattern(rules.patterns.size(), -1);
     for (size_t ci = 0; ci < candidates.size(); ++ci)
         byPattern[size_t(candidates[ci].pattern)] = int(ci);
@@ -186,17 +199,17 @@ std::vector<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vector
         std::vector<int> part;
         for (int id : ids) {
             if (id < 0 || size_t(id) >= byPattern.size() || byPattern[size_t(id)] < 0 || seen[size_t(byPattern[size_t(id)])])
-                return {};
+                return std::nullopt;
             seen[size_t(byPattern[size_t(id)])] = 1;
             part.push_back(byPattern[size_t(id)]);
         }
         if (part.empty())
-            return {};
+            return std::nullopt;
         named += part.size();
         parts.push_back(std::move(part));
     }
     if (named != candidates.size())
-        return {};
+        return std::nullopt;
     std::vector<BuiltGroup> groups(parts.size());
     std::atomic_bool failed { false };
     parallelFor(parts.size(), threads, [&](size_t k, int) {
@@ -212,12 +225,8 @@ std::vector<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vector
             b.rawStates = first.estimate;
             return;
         }
-        std::vector<DfaBuilder::Input> inputs;
-        for (int ci : b.candidates) {
-            const Candidate &c = candidates[size_t(ci)];
-            inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
-        }
-        DfaBuilder::Result r = DfaBuilder::build(inputs, b.candidates.size() == 1 ? patternBudget : groupBudget);
+        DfaBuilder::Result r = DfaBuilder::build(inputsFor(b.candidates, candidates, rules),
+                                                 b.candidates.size() == 1 ? patternBudget : groupBudget);
         if (r.exceededBudget) {
             failed = true;
             return;
@@ -226,10 +235,208 @@ std::vector<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vector
         b.rawStates = r.statesBeforeMinimization;
     });
     if (failed)
-        return {};
-    std::vector<std::vector<BuiltGroup>> built;
-    built.push_back(std::move(groups));
-    return built;
+        return std::nullopt;
+    return groups;
+}
+
+/// The grouping proper: candidates in chunks of one kind under the budget, chunks halved until they fit, the
+/// pieces merged back while merges fit. Bounded and unbounded patterns are chunked apart (they are scanned
+/// differently; only groups walked whole join across them when merged); literals group with literals, sorted
+/// so that shared prefixes stay together, and regexes with regexes in rule order. A candidate that fits no
+/// group gets its reason in `rejected`.
+std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, const RuleSet &rules,
+                                        const std::vector<PatternInfo> &patterns, int groupBudget,
+                                        int patternBudget, int threads, std::vector<QString> &rejected)
+{
+    std::vector<int> order(candidates.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = int(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        const Candidate &x = candidates[size_t(a)];
+        const Candidate &y = candidates[size_t(b)];
+        if (x.bounded != y.bounded)
+            return x.bounded;
+        if (x.atoms != y.atoms)
+            return x.atoms;
+        if (x.xorForms != y.xorForms)
+            return y.xorForms;
+        if (x.literal != y.literal)
+            return x.literal;
+        return x.literal && x.key < y.key;
+    });
+    std::vector<Chunk> chunks;
+    int64_t chunkStates = 0;
+    for (int i : order) {
+        const Candidate &c = candidates[size_t(i)];
+        const bool fresh = chunks.empty() || chunks.back().bounded != c.bounded
+            || candidates[size_t(chunks.back().candidates.front())].literal != c.literal
+            || candidates[size_t(chunks.back().candidates.front())].atoms != c.atoms
+            || candidates[size_t(chunks.back().candidates.front())].xorForms != c.xorForms
+            || chunkStates + c.estimate > groupBudget;
+        if (fresh) {
+            chunks.push_back({ {}, c.bounded });
+            chunkStates = 0;
+        }
+        chunks.back().candidates.push_back(i);
+        chunkStates += c.estimate;
+    }
+
+    // Build the chunks; one that overflows the group budget is split in halves until it fits. A single
+    // pattern gets the per-pattern budget (it already passed it alone).
+    std::vector<std::vector<BuiltGroup>> built(chunks.size());
+    // Candidate sets (sorted) whose merged DFA exceeded the group budget: any superset does too (the states of a
+    // union project onto each part's), so merging below never tries one.
+    std::vector<std::vector<std::vector<int>>> failedPerChunk(chunks.size());
+    parallelFor(chunks.size(), threads, [&](size_t k, int) {
+        std::vector<std::vector<int>> pending { chunks[k].candidates };
+        while (!pending.empty()) {
+            std::vector<int> part = std::move(pending.back());
+            pending.pop_back();
+            if (part.size() == 1 && candidates[size_t(part.front())].hasSolo) {
+                Candidate &c = candidates[size_t(part.front())];
+                built[k].push_back({ part, std::move(c.solo), c.estimate, chunks[k].bounded });
+                continue;
+            }
+            DfaBuilder::Result r = DfaBuilder::build(inputsFor(part, candidates, rules),
+                                                     part.size() == 1 ? patternBudget : groupBudget);
+            if (!r.exceededBudget) {
+                built[k].push_back({ part, std::move(r.dfa), r.statesBeforeMinimization, chunks[k].bounded });
+            } else if (part.size() > 1) {
+                std::vector<int> sorted = part;
+                std::sort(sorted.begin(), sorted.end());
+                failedPerChunk[k].push_back(std::move(sorted));
+                const auto mid = part.begin() + long(part.size() / 2);
+                pending.emplace_back(mid, part.end()); // popped second: keeps the original order
+                pending.emplace_back(part.begin(), mid);
+            } else {
+                // Only a literal longer than the per-pattern budget gets here: regexes were built alone above.
+                rejected[size_t(candidates[size_t(part.front())].pattern)] = QLatin1String("pattern ")
+                    + rules.patterns[size_t(candidates[size_t(part.front())].pattern)].id
+                    + QLatin1String(" explodes past ") + QString::number(patternBudget)
+                    + QLatin1String(" DFA states");
+            }
+        }
+    });
+
+    // Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
+    // and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
+    // back together, first fit from the smallest up (small pieces end together rather than each beside a large
+    // one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
+    // under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
+    // fails is remembered and its pieces packed again without it, which peels its largest piece off.
+    std::vector<std::vector<int>> failed;
+    for (auto &list : failedPerChunk)
+        for (auto &f : list)
+            failed.push_back(std::move(f));
+    std::vector<BuiltGroup> pieces;
+    for (std::vector<BuiltGroup> &list : built)
+        for (BuiltGroup &b : list)
+            pieces.push_back(std::move(b));
+    // The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
+    // covered piece with one that is not (the merged group would lose its cover and cost a full pass).
+    {
+        PatternCatalog probe;
+        probe.patterns = patterns;
+        for (const BuiltGroup &b : pieces) {
+            DfaGroup g;
+            for (int ci : b.candidates) {
+                const int len = patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
+                g.patterns.push_back(candidates[size_t(ci)].pattern);
+                g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
+            }
+            probe.groups.push_back(std::move(g));
+        }
+        const auto cover = AtomPrefilter::build(rules, probe);
+        for (size_t i = 0; i < pieces.size(); ++i) {
+            pieces[i].covered = cover && cover->covers(int(i));
+            pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
+        }
+    }
+    std::vector<BuiltGroup> merged;
+    constexpr int kMergeRounds = 8;
+    std::vector<BuiltGroup> todo = std::move(pieces);
+    for (int round = 0; !todo.empty(); ++round) {
+        std::stable_sort(todo.begin(), todo.end(),
+                         [](const BuiltGroup &a, const BuiltGroup &b) { return a.rawStates < b.rawStates; });
+        struct Bin
+        {
+            std::vector<size_t> members;
+            std::vector<int> candidates; // sorted
+            int64_t states = 0;
+            bool bounded = true;
+            bool covered = false;
+            bool xorForms = false;
+        };
+        std::vector<Bin> bins;
+        for (size_t i = 0; i < todo.size(); ++i) {
+            std::vector<int> mine = todo[i].candidates;
+            std::sort(mine.begin(), mine.end());
+            Bin *home = nullptr;
+            // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
+            // what halving split apart, and a merge with one fails only after building most of the budget.
+            for (Bin &bin : bins) {
+                // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
+                // unbounded): one walk instead of two.
+                const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
+                if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
+                    || bin.xorForms != todo[i].xorForms
+                    || bin.states + todo[i].rawStates > groupBudget)
+                    continue;
+                std::vector<int> together;
+                std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
+                           std::back_inserter(together));
+                const bool knownToFail = std::any_of(failed.begin(), failed.end(),
+                                                     [&](const std::vector<int> &f) { return containsAll(together, f); });
+                if (!knownToFail) {
+                    home = &bin;
+                    bin.candidates = std::move(together);
+                    break;
+                }
+            }
+            if (!home) {
+                bins.push_back({});
+                home = &bins.back();
+                home->candidates = std::move(mine);
+                home->bounded = todo[i].bounded;
+                home->covered = todo[i].covered;
+                home->xorForms = todo[i].xorForms;
+            }
+            home->members.push_back(i);
+            home->states += todo[i].rawStates;
+            home->bounded = home->bounded && todo[i].bounded;
+        }
+        // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
+        // far more is given up early rather than built up to the whole budget, which would cost seconds.
+        std::vector<DfaBuilder::Result> results(bins.size());
+        parallelFor(bins.size(), threads, [&](size_t k, int) {
+            if (bins[k].members.size() > 1)
+                results[k] = DfaBuilder::build(inputsFor(bins[k].candidates, candidates, rules),
+                                               int(std::min<int64_t>(groupBudget, 16 * bins[k].states + 4096)));
+        });
+        std::vector<BuiltGroup> again;
+        for (size_t k = 0; k < bins.size(); ++k) {
+            Bin &bin = bins[k];
+            if (bin.members.size() == 1) {
+                merged.push_back(std::move(todo[bin.members.front()]));
+            } else if (!results[k].exceededBudget) {
+                merged.push_back({ bin.candidates, std::move(results[k].dfa), results[k].statesBeforeMinimization,
+                                   bin.bounded, bin.covered, bin.xorForms });
+            } else {
+                failed.push_back(bin.candidates);
+                for (size_t m : bin.members)
+                    again.push_back(std::move(todo[m]));
+            }
+        }
+        todo = std::move(again);
+    }
+    // Groups in the order of their first pattern, as before merging: bounded before unbounded, then rule order.
+    std::stable_sort(merged.begin(), merged.end(), [&](const BuiltGroup &a, const BuiltGroup &b) {
+        if (a.bounded != b.bounded)
+            return a.bounded;
+        return *std::min_element(a.candidates.begin(), a.candidates.end())
+            < *std::min_element(b.candidates.begin(), b.candidates.end());
+    });
+    return merged;
 }
 
 /// A 64-bit hash over whole words (tables are tens of MiB: byte-wise FNV would cost a noticeable share of
@@ -460,249 +667,46 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         }
     }
     const QString hintPath = options.groupingHintDir.isEmpty() ? QString() : groupingHintPath(options.groupingHintDir, hintKey);
-    std::vector<std::vector<BuiltGroup>> built;
-    if (!hintPath.isEmpty())
-        built = buildFromHint(readGroupingHint(hintPath), candidates, rules, groupBudget, patternBudget, threads);
-    catalog.groupedFromHint = !built.empty();
-    if (catalog.groupedFromHint) {
+    std::vector<BuiltGroup> built;
+    if (auto hinted = hintPath.isEmpty() ? std::nullopt
+                                         : buildFromHint(readGroupingHint(hintPath), candidates, rules, groupBudget,
+                                                         patternBudget, threads)) {
+        built = std::move(*hinted);
+        catalog.groupedFromHint = true;
         for (Candidate &c : candidates)
             c.solo = Dfa(); // copied into their groups
         // Hints are pruned by age: one in use stays young.
         QFile used(hintPath);
         if (used.open(QIODevice::Append))
             used.setFileTime(QDateTime::currentDateTime(), QFileDevice::FileModificationTime);
-    }
-
-    // Bounded and unbounded patterns are chunked apart (they are scanned differently; only groups walked whole
-    // join across them when merged below); literals group with literals, sorted so that shared prefixes stay
-    // together, and regexes with regexes in rule order.
-    if (!catalog.groupedFromHint) {
-        std::vector<int> order(candidates.size());
-        for (size_t i = 0; i < order.size(); ++i)
-            order[i] = int(i);
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-            const Candidate &x = candidates[size_t(a)];
-            const Candidate &y = candidates[size_t(b)];
-            if (x.bounded != y.bounded)
-                return x.bounded;
-            if (x.atoms != y.atoms)
-                return x.atoms;
-            if (x.xorForms != y.xorForms)
-                return y.xorForms;
-            if (x.literal != y.literal)
-                return x.literal;
-            return x.literal && x.key < y.key;
-        });
-        std::vector<Chunk> chunks;
-        int64_t chunkStates = 0;
-        for (int i : order) {
-            const Candidate &c = candidates[size_t(i)];
-            const bool fresh = chunks.empty() || chunks.back().bounded != c.bounded
-                || candidates[size_t(chunks.back().candidates.front())].literal != c.literal
-                || candidates[size_t(chunks.back().candidates.front())].atoms != c.atoms
-                || candidates[size_t(chunks.back().candidates.front())].xorForms != c.xorForms
-                || chunkStates + c.estimate > groupBudget;
-            if (fresh) {
-                chunks.push_back({ {}, c.bounded });
-                chunkStates = 0;
-            }
-            chunks.back().candidates.push_back(i);
-            chunkStates += c.estimate;
-        }
-
-        // Build the chunks; one that overflows the group budget is split in halves until it fits. A single
-        // pattern gets the per-pattern budget (it already passed it alone).
-        built.assign(chunks.size(), {});
-        // Candidate sets (sorted) whose merged DFA exceeded the group budget: any superset does too (the states of a
-        // union project onto each part's), so merging below never tries one.
-        std::vector<std::vector<std::vector<int>>> failedPerChunk(chunks.size());
-        auto inputsOf = [&](const std::vector<int> &part) {
-            std::vector<DfaBuilder::Input> inputs;
-            for (int ci : part) {
-                const Candidate &c = candidates[size_t(ci)];
-                inputs.push_back({ c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex, c.pattern });
-            }
-            return inputs;
-        };
-        parallelFor(chunks.size(), threads, [&](size_t k, int) {
-            std::vector<std::vector<int>> pending { chunks[k].candidates };
-            while (!pending.empty()) {
-                std::vector<int> part = std::move(pending.back());
-                pending.pop_back();
-                if (part.size() == 1 && candidates[size_t(part.front())].hasSolo) {
-                    Candidate &c = candidates[size_t(part.front())];
-                    built[k].push_back({ part, std::move(c.solo), c.estimate, chunks[k].bounded });
-                    continue;
-                }
-                DfaBuilder::Result r = DfaBuilder::build(inputsOf(part), part.size() == 1 ? patternBudget : groupBudget);
-                if (!r.exceededBudget) {
-                    built[k].push_back({ part, std::move(r.dfa), r.statesBeforeMinimization, chunks[k].bounded });
-                } else if (part.size() > 1) {
-                    std::vector<int> sorted = part;
-                    std::sort(sorted.begin(), sorted.end());
-                    failedPerChunk[k].push_back(std::move(sorted));
-                    const auto mid = part.begin() + long(part.size() / 2);
-                    pending.emplace_back(mid, part.end()); // popped second: keeps the original order
-                    pending.emplace_back(part.begin(), mid);
-                } else {
-                    // Only a literal longer than the per-pattern budget gets here: regexes were built alone above.
-                    rejected[size_t(candidates[size_t(part.front())].pattern)] = QLatin1String("pattern ")
-                        + rules.patterns[size_t(candidates[size_t(part.front())].pattern)].id
-                        + QLatin1String(" explodes past ") + QString::number(patternBudget)
-                        + QLatin1String(" DFA states");
-                }
-            }
-        });
-
-        // Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
-        // and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
-        // back together, first fit from the smallest up (small pieces end together rather than each beside a large
-        // one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
-        // under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
-        // fails is remembered and its pieces packed again without it, which peels its largest piece off.
-        std::vector<std::vector<int>> failed;
-        for (auto &list : failedPerChunk)
-            for (auto &f : list)
-                failed.push_back(std::move(f));
-        std::vector<BuiltGroup> pieces;
-        for (std::vector<BuiltGroup> &list : built)
-            for (BuiltGroup &b : list)
-                pieces.push_back(std::move(b));
-        built.clear();
-        // The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
-        // covered piece with one that is not (the merged group would lose its cover and cost a full pass).
-        {
-            PatternCatalog probe;
-            probe.patterns = catalog.patterns;
-            for (const BuiltGroup &b : pieces) {
-                DfaGroup g;
-                for (int ci : b.candidates) {
-                    const int len = catalog.patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
-                    g.patterns.push_back(candidates[size_t(ci)].pattern);
-                    g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
-                }
-                probe.groups.push_back(std::move(g));
-            }
-            const auto cover = AtomPrefilter::build(rules, probe);
-            for (size_t i = 0; i < pieces.size(); ++i) {
-                pieces[i].covered = cover && cover->covers(int(i));
-                pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
-            }
-        }
-        std::vector<BuiltGroup> merged;
-        constexpr int kMergeRounds = 8;
-        std::vector<BuiltGroup> todo = std::move(pieces);
-        for (int round = 0; !todo.empty(); ++round) {
-            std::stable_sort(todo.begin(), todo.end(),
-                             [](const BuiltGroup &a, const BuiltGroup &b) { return a.rawStates < b.rawStates; });
-            struct Bin
-            {
-                std::vector<size_t> members;
-                std::vector<int> candidates; // sorted
-                int64_t states = 0;
-                bool bounded = true;
-                bool covered = false;
-                bool xorForms = false;
-            };
-            std::vector<Bin> bins;
-            for (size_t i = 0; i < todo.size(); ++i) {
-                std::vector<int> mine = todo[i].candidates;
-                std::sort(mine.begin(), mine.end());
-                Bin *home = nullptr;
-                // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
-                // what halving split apart, and a merge with one fails only after building most of the budget.
-                for (Bin &bin : bins) {
-                    // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
-                    // unbounded): one walk instead of two.
-                    const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
-                    if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
-                        || bin.xorForms != todo[i].xorForms
-                        || bin.states + todo[i].rawStates > groupBudget)
-                        continue;
-                    std::vector<int> together;
-                    std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
-                               std::back_inserter(together));
-                    const bool knownToFail = std::any_of(failed.begin(), failed.end(),
-                                                         [&](const std::vector<int> &f) { return containsAll(together, f); });
-                    if (!knownToFail) {
-                        home = &bin;
-                        bin.candidates = std::move(together);
-                        break;
-                    }
-                }
-                if (!home) {
-                    bins.push_back({});
-                    home = &bins.back();
-                    home->candidates = std::move(mine);
-                    home->bounded = todo[i].bounded;
-                    home->covered = todo[i].covered;
-                    home->xorForms = todo[i].xorForms;
-                }
-                home->members.push_back(i);
-                home->states += todo[i].rawStates;
-                home->bounded = home->bounded && todo[i].bounded;
-            }
-            // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
-            // far more is given up early rather than built up to the whole budget, which would cost seconds.
-            std::vector<DfaBuilder::Result> results(bins.size());
-            parallelFor(bins.size(), threads, [&](size_t k, int) {
-                if (bins[k].members.size() > 1)
-                    results[k] = DfaBuilder::build(inputsOf(bins[k].candidates),
-                                                   int(std::min<int64_t>(groupBudget, 16 * bins[k].states + 4096)));
-            });
-            std::vector<BuiltGroup> again;
-            for (size_t k = 0; k < bins.size(); ++k) {
-                Bin &bin = bins[k];
-                if (bin.members.size() == 1) {
-                    merged.push_back(std::move(todo[bin.members.front()]));
-                } else if (!results[k].exceededBudget) {
-                    merged.push_back({ bin.candidates, std::move(results[k].dfa), results[k].statesBeforeMinimization,
-                                       bin.bounded, bin.covered, bin.xorForms });
-                } else {
-                    failed.push_back(bin.candidates);
-                    for (size_t m : bin.members)
-                        again.push_back(std::move(todo[m]));
-                }
-            }
-            todo = std::move(again);
-        }
-        // Groups in the order of their first pattern, as before merging: bounded before unbounded, then rule order.
-        std::stable_sort(merged.begin(), merged.end(), [&](const BuiltGroup &a, const BuiltGroup &b) {
-            if (a.bounded != b.bounded)
-                return a.bounded;
-            return *std::min_element(a.candidates.begin(), a.candidates.end())
-                < *std::min_element(b.candidates.begin(), b.candidates.end());
-        });
-        built.push_back(std::move(merged));
+    } else {
+        built = groupCandidates(candidates, rules, catalog.patterns, groupBudget, patternBudget, threads, rejected);
     }
 
     std::vector<std::vector<int>> grouping; // pattern ids per group, in the order their DFA was built from
-    for (std::vector<BuiltGroup> &list : built) {
-        for (BuiltGroup &b : list) {
-            DfaGroup group;
-            group.dfa = std::move(b.dfa);
-            bool bounded = true;
-            grouping.emplace_back();
-            for (int ci : b.candidates) {
-                const int p = candidates[size_t(ci)].pattern;
-                grouping.back().push_back(p);
-                group.patterns.push_back(p);
-                catalog.patterns[size_t(p)].group = int(catalog.groups.size());
-                const int len = catalog.patterns[size_t(p)].maxLength;
-                bounded = bounded && len >= 0;
-                group.maxMatchLength = std::max(group.maxMatchLength, len);
-            }
-            if (!bounded)
-                group.maxMatchLength = -1;
-            std::sort(group.patterns.begin(), group.patterns.end());
-            catalog.groups.push_back(std::move(group));
+    size_t grouped = 0;
+    for (BuiltGroup &b : built) {
+        DfaGroup group;
+        group.dfa = std::move(b.dfa);
+        bool bounded = true;
+        grouping.emplace_back();
+        for (int ci : b.candidates) {
+            const int p = candidates[size_t(ci)].pattern;
+            grouping.back().push_back(p);
+            group.patterns.push_back(p);
+            catalog.patterns[size_t(p)].group = int(catalog.groups.size());
+            const int len = catalog.patterns[size_t(p)].maxLength;
+            bounded = bounded && len >= 0;
+            group.maxMatchLength = std::max(group.maxMatchLength, len);
         }
+        grouped += b.candidates.size();
+        if (!bounded)
+            group.maxMatchLength = -1;
+        std::sort(group.patterns.begin(), group.patterns.end());
+        catalog.groups.push_back(std::move(group));
     }
 
     // A hint must name every candidate; one rejected while grouping (a literal over the budget) is in no group.
-    size_t grouped = 0;
-    for (const std::vector<int> &g : grouping)
-        grouped += g.size();
     if (!hintPath.isEmpty() && !catalog.groupedFromHint && grouped == candidates.size())
         writeGroupingHint(hintPath, grouping);
 
