@@ -348,7 +348,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
                 // A YARA string's ends are cut only where two lie further apart than its longest match
                 // (YaraMatchFinder): no start is then tried by two units. A URL regex brought tens of
                 // thousands of ends in one file, one unit on one thread while the others waited.
-                const bool limited = yara->matcher->lengthLimited() && (!yara->wideMatcher || yara->wideMatcher->lengthLimited());
+                const bool limited = YaraMatchFinder::lengthLimited(*yara);
                 for (size_t k = i; k < last;) {
                     size_t e = limited ? std::min(last, k + kYaraPiece) : last;
                     while (e < last && byFile[e].second - byFile[e - 1].second <= PriorityMatcher::kScanLimit)

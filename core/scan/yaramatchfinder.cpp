@@ -49,10 +49,9 @@ void YaraMatchFinder::find(const YaraString &yara, int pattern, const std::vecto
     // one match per start, the one its matcher prefers.
     std::vector<int64_t> leftmost;
     m_starts.leftmostStarts(pattern, ends, fileSize, byteAt, leftmost, verify);
-    // A match YARA reports is at most kScanLimit bytes long: one that starts further back than that from an end
-    // ends elsewhere, and is tried from the span of its own end. So spans are bounded, and a caller may cut a
-    // string's ends into pieces wherever they lie more than that apart (Scanner::resolve).
-    const bool limited = yara.matcher->lengthLimited() && (!yara.wideMatcher || yara.wideMatcher->lengthLimited());
+    // A match that starts further back than kScanLimit from an end ends elsewhere, and is tried from the span
+    // of its own end (see lengthLimited()).
+    const bool limited = lengthLimited(yara);
     std::vector<std::pair<int64_t, int64_t>> spans;
     spans.reserve(ends.size());
     for (size_t k = 0; k < ends.size(); ++k) {
@@ -77,6 +76,11 @@ void YaraMatchFinder::find(const YaraString &yara, int pattern, const std::vecto
         }
         next = std::max(next, hi + 1);
     }
+}
+
+bool YaraMatchFinder::lengthLimited(const YaraString &yara)
+{
+    return yara.matcher->lengthLimited() && (!yara.wideMatcher || yara.wideMatcher->lengthLimited());
 }
 
 } // namespace Hitscope

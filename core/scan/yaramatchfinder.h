@@ -24,6 +24,11 @@ public:
     void find(const YaraString &yara, int pattern, const std::vector<int64_t> &ends, int64_t fileSize,
               const StartFinder::ByteAt &byteAt, bool verify, std::vector<Hit> &out) const;
 
+    /// Whether every match YARA reports for the string is at most PriorityMatcher::kScanLimit bytes long (not so
+    /// for chained hex strings): then no start lies further back than that from its end, and a string's ends
+    /// may be resolved in pieces cut wherever two lie further apart.
+    static bool lengthLimited(const YaraString &yara);
+
 private:
     const StartFinder &m_starts;
 };
