@@ -7,10 +7,10 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include <sys/mman.h>
-#include <tuple>
 
 #include "gpu/gputimer.h"
 #include "gpu/rhiframe.h"

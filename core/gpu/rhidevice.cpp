@@ -268,12 +268,12 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
     QRhiVulkanInitParams params;
     params.inst = m_vulkan.get();
     QRhiVulkanNativeHandles import; // a physical device alone: QRhi still creates the VkDevice and queue
+    QVulkanFunctions *f = m_vulkan->functions();
+    uint32_t count = 0;
+    f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, nullptr);
+    std::vector<VkPhysicalDevice> devices(count);
+    f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, devices.data());
     if (options.vulkanDeviceIndex >= 0) {
-        QVulkanFunctions *f = m_vulkan->functions();
-        uint32_t count = 0;
-        f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, nullptr);
-        std::vector<VkPhysicalDevice> devices(count);
-        f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, devices.data());
         if (uint32_t(options.vulkanDeviceIndex) >= count) {
             *error = QStringLiteral("there is no Vulkan device %1 (%2 found).")
                          .arg(options.vulkanDeviceIndex)
@@ -284,26 +284,17 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
     }
     // Host memory import (batches copied to the GPU from where they were read), where the device QRhi will
     // pick has it: asked for only then, as QRhi warns about extensions a device lacks.
-    VkPhysicalDevice hostImportDevice = VK_NULL_HANDLE;
-    {
-        QVulkanFunctions *f = m_vulkan->functions();
-        uint32_t count = 0;
-        f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, nullptr);
-        std::vector<VkPhysicalDevice> devices(count);
-        f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, devices.data());
-        const VkPhysicalDevice chosen = import.physDev ? import.physDev : (count > 0 ? devices[0] : VK_NULL_HANDLE);
-        hostImportDevice = chosen;
-        if (chosen && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_HOST_IMPORT")) {
-            uint32_t n = 0;
-            f->vkEnumerateDeviceExtensionProperties(chosen, nullptr, &n, nullptr);
-            std::vector<VkExtensionProperties> exts(n);
-            f->vkEnumerateDeviceExtensionProperties(chosen, nullptr, &n, exts.data());
-            for (const VkExtensionProperties &e : exts)
-                if (qstrcmp(e.extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
-                    m_hostMemoryImport = true;
-            if (m_hostMemoryImport)
-                params.deviceExtensions = { QByteArrayLiteral(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) };
-        }
+    const VkPhysicalDevice hostImportDevice = import.physDev ? import.physDev : (count > 0 ? devices[0] : VK_NULL_HANDLE);
+    if (hostImportDevice && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_HOST_IMPORT")) {
+        uint32_t n = 0;
+        f->vkEnumerateDeviceExtensionProperties(hostImportDevice, nullptr, &n, nullptr);
+        std::vector<VkExtensionProperties> exts(n);
+        f->vkEnumerateDeviceExtensionProperties(hostImportDevice, nullptr, &n, exts.data());
+        for (const VkExtensionProperties &e : exts)
+            if (qstrcmp(e.extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
+                m_hostMemoryImport = true;
+        if (m_hostMemoryImport)
+            params.deviceExtensions = { QByteArrayLiteral(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) };
     }
     m_rhi.reset(QRhi::create(QRhi::Vulkan, &params, {}, import.physDev ? &import : nullptr));
     if (!m_rhi) {
