@@ -162,13 +162,7 @@ QVector<HitRow> HitExporter::rowsOf(const HitsTableModel &model)
 
 bool HitExporter::writeHits(const QString &path, const QVector<HitRow> &rows, QString *error)
 {
-    Format format;
-    if (!formatForPath(path, &format)) {
-        if (error)
-            *error = unknownSuffix(path);
-        return false;
-    }
-    return writeFile(path, format == Format::Csv ? hitsToCsv(rows) : hitsToJsonLines(rows), error);
+    return writeHits(path, { rows }, error, {}, nullptr);
 }
 
 bool HitExporter::writeHits(const QString &path, const QVector<QVector<HitRow>> &batches, QString *error,

@@ -14,6 +14,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressDialog>
+#include <QPushButton>
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -123,6 +125,7 @@ private Q_SLOTS:
     void testChartsOpenGlWithoutGl();
     void testRecentFoldersMenu();
     void testExportHitsInBackground();
+    void testExportCancelledFromTheDialog();
 
 private:
     void prepareScan(const QString &folder, qint64 batchBytes);
@@ -535,6 +538,42 @@ void TestMainWindow::testExportHitsInBackground()
     QVERIFY(after == want || after == "an earlier export\n");
     QCOMPARE(QDir(m_tmp.filePath(QStringLiteral("export"))).entryList(QDir::Files | QDir::Hidden),
              QStringList { QStringLiteral("exported.jsonl") }); // no temporary file left behind
+}
+
+void TestMainWindow::testExportCancelledFromTheDialog()
+{
+    // The progress dialog's Cancel button, pressed while the export writes: no file is written (an earlier one
+    // stays as it was), the window says so, and exporting is possible again.
+    HitRow r;
+    r.path = QByteArrayLiteral("/data/file.bin");
+    r.rule = QStringLiteral("rule");
+    r.string = QStringLiteral("$s");
+    r.length = 4;
+    for (int b = 0; b < 8; ++b)
+        m_window->hitsModel()->appendHits(QVector<HitRow>(50000, r)); // many chunks of the exporter's
+    QVERIFY(QDir(m_tmp.path()).mkpath(QStringLiteral("cancelled")));
+    const QString path = m_tmp.filePath(QStringLiteral("cancelled/hits.csv"));
+    QVERIFY(TestUtil::writeFile(path, "an earlier export\n"));
+    QSignalSpy done(m_window.get(), &MainWindow::hitsExportFinished);
+    m_window->exportHitsTo(path);
+    auto *dialog = m_window->findChild<QProgressDialog *>();
+    QVERIFY(dialog);
+    QPushButton *cancel = nullptr;
+    for (QPushButton *button : dialog->findChildren<QPushButton *>())
+        if (button->text() == QLatin1String("Cancel"))
+            cancel = button;
+    QVERIFY(cancel);
+    cancel->click();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
+    QVERIFY(!done.at(0).at(0).toBool());
+    QVERIFY2(done.at(0).at(1).toString().contains(QStringLiteral("cancelled")), qPrintable(done.at(0).at(1).toString()));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), QByteArrayLiteral("an earlier export\n"));
+    QCOMPARE(QDir(m_tmp.filePath(QStringLiteral("cancelled"))).entryList(QDir::Files | QDir::Hidden),
+             QStringList { QStringLiteral("hits.csv") });
+    QVERIFY(m_window->exportHitsAction()->isEnabled());
+    QVERIFY(!m_window->findChild<QProgressDialog *>() || !m_window->findChild<QProgressDialog *>()->isVisible());
 }
 
 QTEST_MAIN(TestMainWindow)
