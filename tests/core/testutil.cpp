@@ -23,8 +23,14 @@ int runCli(const QStringList &args, QByteArray *out, QByteArray *err, int timeou
 {
     // The CLI keeps grouping hints in the user's cache folder: tests start from an empty one of their own.
     static QTemporaryDir cache;
+    return runCliWithCache(args, cache.path(), out, err, timeoutMs);
+}
+
+int runCliWithCache(const QStringList &args, const QString &cacheHome, QByteArray *out, QByteArray *err,
+                    int timeoutMs)
+{
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("XDG_CACHE_HOME"), cache.path());
+    env.insert(QStringLiteral("XDG_CACHE_HOME"), cacheHome);
     QProcess p;
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(HITSCOPE_CLI), args);

@@ -12,6 +12,10 @@ bool writeFile(const QString &path, const QByteArray &data);
 
 /// Runs hitscope-cli with `args`; returns its exit code and fills stdout/stderr.
 int runCli(const QStringList &args, QByteArray *out, QByteArray *err = nullptr, int timeoutMs = 600000);
+/// runCli with XDG_CACHE_HOME set to `cacheHome` (where the CLI keeps its grouping hints); runCli gives every
+/// run of a test process one empty folder of its own.
+int runCliWithCache(const QStringList &args, const QString &cacheHome, QByteArray *out, QByteArray *err = nullptr,
+                    int timeoutMs = 600000);
 
 } // namespace TestUtil
 

@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -63,6 +64,26 @@ private Q_SLOTS:
         m_case = TestUtil::generateCase(m_tmp.path(), 20261129, 4096);
         m_expected = TestUtil::expectedHits(m_case);
         QVERIFY2(m_expected.size() > 1000, "the generated corpus should have many hits");
+    }
+
+    void secondRunUsesTheGroupingHint()
+    {
+        // As the README says: the first scan keeps its grouping in the user's cache folder, the next scan of the
+        // same rules finds it there, and the hits are the same.
+        const QString cache = m_tmp.path() + QLatin1String("/xdg-cache");
+        const QString hints = cache + QLatin1String("/hitscope/groupings");
+        const QStringList args { QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"),
+                                 QStringLiteral("-s"), QStringLiteral("-r"), m_case.literalsFile,
+                                 QStringLiteral("-r"), m_case.regexesFile, m_case.dir };
+        QByteArray first, second, err;
+        QCOMPARE(TestUtil::runCliWithCache(args, cache, &first, &err), 0);
+        const QStringList written = QDir(hints).entryList({ QStringLiteral("*.groups") }, QDir::Files);
+        QCOMPARE(written.size(), 1);
+        QCOMPARE(TestUtil::runCliWithCache(args, cache, &second, &err), 0);
+        // The same rules, the same hint (that it is used is tst_patterncatalog's to check).
+        QCOMPARE(QDir(hints).entryList({ QStringLiteral("*.groups") }, QDir::Files), written);
+        QVERIFY(!first.isEmpty());
+        QCOMPARE(second, first);
     }
 
     void jsonHitsEqualOracle_data()
