@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     int64_t ourHits = 0;
     std::set<std::pair<int, int>> ourPairs;
     double gpuMs = 0;
-    double engineMs = 0, readMs = 0, resolveMs = 0;
+    double engineMs = 0, readMs = 0, waitMs = 0, resolveMs = 0;
     int batches = 0;
     const PeerResult ours = kernelOnly ? PeerResult {} : best([&] {
         TimedEngine timed(engine);
@@ -261,11 +261,12 @@ int main(int argc, char **argv)
             for (int r : fr.rules)
                 pairs.insert({ r, fr.fileIndex });
         };
-        double kernel = 0, read = 0, resolving = 0;
+        double kernel = 0, read = 0, wait = 0, resolving = 0;
         int n = 0;
         cb.batchDone = [&](const BatchTelemetry &t) {
             kernel += t.gpuMs;
             read += t.readMs;
+            wait += t.bufferWaitMs;
             resolving += t.resolveMs;
             ++n;
         };
@@ -280,6 +281,7 @@ int main(int argc, char **argv)
         gpuMs = kernel;
         engineMs = timed.ms;
         readMs = read;
+        waitMs = wait;
         resolveMs = resolving;
         batches = n;
         return r;
@@ -296,7 +298,9 @@ int main(int argc, char **argv)
         rows.push_back({ QStringLiteral("hitscope resolving"), resolveMs / 1000, corpusBytes,
                          QStringLiteral("hit starts, file results, callbacks; summed over batches"), {} });
         rows.push_back({ QStringLiteral("hitscope reader filling"), readMs / 1000, corpusBytes,
-                         QStringLiteral("reader thread, summed over batches (overlaps the scanning)"), {} });
+                         QStringLiteral("reading alone, summed over batches (overlaps the scanning)"), {} });
+        rows.push_back({ QStringLiteral("hitscope reader waiting"), waitMs / 1000, 0,
+                         QStringLiteral("for a free buffer, summed over batches (the stages behind were busy)"), {} });
     }
     if (gpuEngine) {
         if (!kernelOnly)
@@ -354,7 +358,9 @@ int main(int argc, char **argv)
     QJsonArray jrows;
     for (const Row &r : rows) {
         const double gbs = r.seconds > 0 ? double(r.bytes) / r.seconds / 1e9 : 0;
-        std::printf("%-28s %10.3f %10.3f  %s%s%s\n", qPrintable(r.name), r.seconds, gbs, qPrintable(r.hits),
+        // A row of time alone (no bytes of its own) has no rate.
+        const QByteArray rate = r.bytes > 0 ? QByteArray::number(gbs, 'f', 3) : QByteArrayLiteral("-");
+        std::printf("%-28s %10.3f %10s  %s%s%s\n", qPrintable(r.name), r.seconds, rate.constData(), qPrintable(r.hits),
                     r.note.isEmpty() ? "" : "  NOTE: ", qPrintable(r.note));
         jrows.append(QJsonObject { { QStringLiteral("name"), r.name },
                                    { QStringLiteral("seconds"), r.seconds },

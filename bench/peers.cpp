@@ -3,9 +3,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <memory>
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hs/hs.h>
@@ -167,9 +170,61 @@ bool writeYaraRules(const std::vector<PeerPattern> &patterns, const QString &pat
 
 PeerResult readCeiling(const std::vector<QByteArray> &files, int threads)
 {
-    std::atomic<int64_t> bytes { 0 };
+    // What the batcher does, without the scan: files cut into pieces of at most 8 MiB, read with pread into one
+    // large buffer touched beforehand (the batcher's buffers are recycled), by `threads` threads. A buffer
+    // grown per file instead would time page faults and zeroing, not reading.
+    constexpr int64_t kPiece = 8 << 20;
+    constexpr int64_t kRing = int64_t(1) << 30;
+    static std::unique_ptr<char[]> ring;
+    if (!ring) {
+        ring.reset(new char[size_t(kRing)]);
+        std::memset(ring.get(), 0, size_t(kRing));
+    }
+    struct Piece
+    {
+        uint32_t file;
+        int64_t offset, size, dest;
+    };
+    std::vector<Piece> pieces;
+    int64_t at = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+        struct stat st;
+        if (::stat(files[i].constData(), &st) != 0)
+            continue;
+        int64_t off = 0;
+        do {
+            const int64_t n = std::min<int64_t>(kPiece, st.st_size - off);
+            if (at + n > kRing)
+                at = 0;
+            pieces.push_back({ uint32_t(i), off, n, at });
+            at += n;
+            off += n;
+        } while (off < st.st_size);
+    }
+    std::atomic<size_t> next { 0 };
+    QElapsedTimer t;
+    t.start();
+    std::vector<std::thread> pool;
+    for (int k = 0; k < threads; ++k)
+        pool.emplace_back([&] {
+            for (size_t i = next++; i < pieces.size(); i = next++) {
+                const Piece &p = pieces[i];
+                const int fd = ::open(files[p.file].constData(), O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                    continue;
+                for (int64_t done = 0; done < p.size;) {
+                    const ssize_t n = ::pread(fd, ring.get() + p.dest + done, size_t(p.size - done), p.offset + done);
+                    if (n <= 0)
+                        break;
+                    done += n;
+                }
+                ::close(fd);
+            }
+        });
+    for (auto &th : pool)
+        th.join();
     PeerResult r;
-    r.seconds = parallelFiles(files, threads, [&](int, const char *, int64_t n) { bytes += n; });
+    r.seconds = double(t.nsecsElapsed()) / 1e9;
     r.matches = 0;
     return r;
 }

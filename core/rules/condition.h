@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -46,6 +47,13 @@ public:
     /// Per rule-local string: whether the condition may read where its matches are (`$a at`, `$a in`, `@a[i]`,
     /// `!a[i]`). The others are only tested for existence or counted, so a count may stand for their matches.
     virtual std::vector<bool> stringsNeedingOffsets(size_t strings) const { return std::vector<bool>(strings, true); }
+    /// Per rule-local string: how many of its matches the condition can tell apart. With at least that many,
+    /// more change nothing (`$a` and `any of` need one, `#a > 5` six). kAllMatches where every one may matter.
+    static constexpr int64_t kAllMatches = std::numeric_limits<int64_t>::max();
+    virtual std::vector<int64_t> matchesNeeded(size_t strings) const
+    {
+        return std::vector<int64_t>(strings, kAllMatches);
+    }
 };
 
 using ConditionPtr = std::shared_ptr<const Condition>;

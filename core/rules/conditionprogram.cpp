@@ -66,25 +66,126 @@ ConditionProgram::ConditionProgram(std::vector<Node> nodes, std::vector<int32_t>
 {
 }
 
+template<typename Fn>
+void ConditionProgram::forStrings(int32_t ref, size_t strings, Fn &&fn) const
+{
+    auto call = [&](int64_t index) {
+        if (index >= 0 && uint64_t(index) < strings)
+            fn(size_t(index));
+    };
+    if (ref >= 0) {
+        call(ref);
+        return;
+    }
+    for (const Node &loop : m_nodes)
+        if (loop.op == Op::ForOf && loop.imm == -ref - 1)
+            for (int32_t k = 0; k < loop.c; ++k)
+                call(m_lists[size_t(loop.b + k)]);
+}
+
 std::vector<bool> ConditionProgram::stringsNeedingOffsets(size_t strings) const
 {
     std::vector<bool> needed(strings, false);
-    auto mark = [&](int64_t index) {
-        if (index >= 0 && uint64_t(index) < strings)
-            needed[size_t(index)] = true;
+    for (const Node &n : m_nodes)
+        if (n.op == Op::FoundAt || n.op == Op::FoundIn || n.op == Op::Offset || n.op == Op::Length)
+            forStrings(n.b, strings, [&](size_t s) { needed[s] = true; });
+    return needed;
+}
+
+std::vector<int64_t> ConditionProgram::matchesNeeded(size_t strings) const
+{
+    // A count compared with a constant c is decided by the first c + 1 matches; used any other way (arithmetic,
+    // loop bounds, compared with another count), by all of them. A node used by more than one parent is
+    // treated as used any other way.
+    std::vector<int> uses(m_nodes.size(), 0);
+    auto use = [&](int32_t child) {
+        if (child >= 0 && size_t(child) < m_nodes.size())
+            ++uses[size_t(child)];
     };
+    std::vector<int64_t> comparedWith(m_nodes.size(), Condition::kAllMatches);
     for (const Node &n : m_nodes) {
-        if (n.op != Op::FoundAt && n.op != Op::FoundIn && n.op != Op::Offset && n.op != Op::Length)
-            continue;
-        if (n.b >= 0) {
-            mark(n.b);
-            continue;
+        switch (n.op) {
+        case Op::Const:
+        case Op::FileSize:
+        case Op::Rule:
+        case Op::LoopVar:
+        case Op::Found:
+        case Op::Count:
+            break;
+        case Op::FoundAt:
+        case Op::Offset:
+        case Op::Length:
+        case Op::Of:
+        case Op::Not:
+        case Op::Neg:
+        case Op::BitNot:
+        case Op::Read:
+            use(n.a);
+            break;
+        case Op::FoundIn:
+            use(n.a);
+            use(n.c);
+            break;
+        case Op::ForOf:
+            use(n.a);
+            use(n.d);
+            break;
+        case Op::ForRange:
+            use(n.a);
+            use(n.b);
+            use(n.c);
+            use(n.d);
+            break;
+        case Op::ForEnum:
+            use(n.a);
+            use(n.d);
+            for (int32_t k = 0; k < n.c; ++k)
+                use(m_lists[size_t(n.b + k)]);
+            break;
+        case Op::Eq:
+        case Op::Ne:
+        case Op::Lt:
+        case Op::Le:
+        case Op::Gt:
+        case Op::Ge: {
+            use(n.a);
+            use(n.b);
+            auto note = [&](int32_t count, int32_t constant) {
+                if (count < 0 || constant < 0 || m_nodes[size_t(count)].op != Op::Count
+                    || m_nodes[size_t(constant)].op != Op::Const)
+                    return;
+                // Every count above c compares with c the same way, whatever the operator.
+                const int64_t c = m_nodes[size_t(constant)].imm;
+                comparedWith[size_t(count)] = c < 0 ? 1 : (c >= Condition::kAllMatches - 1 ? c : c + 1);
+            };
+            note(n.a, n.b);
+            note(n.b, n.a);
+            break;
         }
-        // A string bound by a for-of loop: any string of the loops that bind that slot.
-        for (const Node &loop : m_nodes)
-            if (loop.op == Op::ForOf && loop.imm == -n.b - 1)
-                for (int32_t k = 0; k < loop.c; ++k)
-                    mark(m_lists[size_t(loop.b + k)]);
+        default: // the other binary operators
+            use(n.a);
+            use(n.b);
+            break;
+        }
+    }
+    std::vector<int64_t> needed(strings, 1);
+    auto need = [&](size_t s, int64_t n) { needed[s] = std::max(needed[s], n); };
+    for (size_t i = 0; i < m_nodes.size(); ++i) {
+        const Node &n = m_nodes[i];
+        switch (n.op) {
+        case Op::Count:
+            forStrings(n.b, strings,
+                       [&](size_t s) { need(s, uses[i] == 1 ? comparedWith[i] : Condition::kAllMatches); });
+            break;
+        case Op::FoundAt:
+        case Op::FoundIn:
+        case Op::Offset:
+        case Op::Length:
+            forStrings(n.b, strings, [&](size_t s) { need(s, Condition::kAllMatches); });
+            break;
+        default: // $a, `of` and the strings a for-of binds need one match, the minimum
+            break;
+        }
     }
     return needed;
 }

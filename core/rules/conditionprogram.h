@@ -88,12 +88,17 @@ public:
     /// The condition's raw value (Undefined included): what YARA leaves on its stack before MATCH_RULE.
     int64_t value(const ConditionContext &context) const;
     std::vector<bool> stringsNeedingOffsets(size_t strings) const override;
+    std::vector<int64_t> matchesNeeded(size_t strings) const override;
 
     const std::vector<Node> &nodes() const { return m_nodes; }
     int32_t root() const { return m_root; }
 
 private:
     struct State;
+    /// Calls fn(string) for every rule-local string the operand `ref` may stand for (a for-of variable: each
+    /// string its loops bind).
+    template<typename Fn>
+    void forStrings(int32_t ref, size_t strings, Fn &&fn) const;
     int64_t eval(int32_t index, State &state) const;
     int64_t loopResult(int64_t quantifier, int64_t sum, int64_t iterations) const;
 

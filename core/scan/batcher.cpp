@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -239,7 +240,10 @@ void Batcher::flush()
     // Collecting may have dropped the plan's only chunk (its file ended in the batch before).
     if (m_plan->files.empty() && m_plan->problems.empty())
         return;
+    const auto waitBegan = std::chrono::steady_clock::now();
     std::unique_ptr<FileBatch> batch = m_acquire();
+    const double waitMs
+        = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - waitBegan).count();
     if (!batch) { // the scan closed its pool of buffers: it has stopped
         m_plan->clear();
         m_plan->index = -1;
@@ -262,6 +266,9 @@ void Batcher::flush()
     batch->overlap = m_plan->overlap;
     batch->used = m_plan->used;
     batch->ownedBytes = m_plan->ownedBytes;
+    batch->bufferWaitMs = waitMs;
+    batch->readMs = 0;
+    batch->readBegan = batch->readEnded = std::chrono::steady_clock::now();
     m_plan->clear();
     m_plan->index = -1;
     if (batch->files.empty()) {
@@ -274,7 +281,11 @@ void Batcher::flush()
     // Every read thread gets at least two pieces of a small batch.
     const int64_t pieceBytes = std::min(m_pieceBytes, std::max<int64_t>(1 << 20, read->batch->used / (2 * m_readThreads)));
     read->thread = std::thread([read, threads = m_readThreads, pieceBytes] {
-        read->outcomes = readChunks(*read->batch, threads, pieceBytes);
+        FileBatch &b = *read->batch;
+        b.readBegan = std::chrono::steady_clock::now();
+        read->outcomes = readChunks(b, threads, pieceBytes);
+        b.readEnded = std::chrono::steady_clock::now();
+        b.readMs = std::chrono::duration<double, std::milli>(b.readEnded - b.readBegan).count();
         read->done.store(true, std::memory_order_release);
     });
 }

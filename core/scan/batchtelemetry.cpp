@@ -28,6 +28,7 @@ QJsonObject BatchTelemetry::toJson() const
     o[QLatin1String("gpu_ms")] = gpuMs;
     o[QLatin1String("wall_ms")] = wallMs;
     o[QLatin1String("read_ms")] = readMs;
+    o[QLatin1String("buffer_wait_ms")] = bufferWaitMs;
     o[QLatin1String("engine_ms")] = engineMs;
     o[QLatin1String("resolve_ms")] = resolveMs;
     o[QLatin1String("fixup_passes")] = fixupPasses;

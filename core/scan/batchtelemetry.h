@@ -30,7 +30,8 @@ struct BatchTelemetry
     double gpuMs = 0;
     /// From the batch's scan start (or the previous batch's end, if later: batches overlap) to its end.
     double wallMs = 0;
-    double readMs = 0;          ///< reader time spent filling this batch (on the reader thread)
+    double readMs = 0;          ///< time its bytes took to read (the reader's threads, start to end)
+    double bufferWaitMs = 0;    ///< time the reader waited for a free buffer first (the stages behind were busy)
     double engineMs = 0;        ///< time in the engine's scan call (upload, kernel, read-back, host bookkeeping)
     double resolveMs = 0;       ///< start finding, file results and callbacks (beside the next batch's scan)
     int fixupPasses = 0;        ///< GPU: passes that re-checked unbounded groups' speculative segments

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -74,7 +75,9 @@ struct FileBatch
     int64_t used = 0;
     int64_t ownedBytes = 0; ///< bytes of files this batch is responsible for (no overlaps)
     int overlap = 0;        ///< bytes before ownBegin a bounded match may start at (max length - 1)
-    double readMs = 0;      ///< time the reader spent filling it
+    double readMs = 0;      ///< time its bytes took to read, from the read threads' start to their end
+    double bufferWaitMs = 0; ///< time the reader waited for a free buffer for it (the stages behind were busy)
+    std::chrono::steady_clock::time_point readBegan, readEnded; ///< for HITSCOPE_PIPELINE_TRACE
     std::vector<BatchFile> files;
     std::vector<Segment> segments;
     std::vector<FileProblem> problems; ///< found while walking or reading, reported in order

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <thread>
 
@@ -229,23 +230,33 @@ bool Scanner::endsAreMatches(size_t pattern) const
 void Scanner::setListHits(bool list)
 {
     m_counted.clear();
+    m_matchesNeeded.clear();
     if (list)
         return;
     std::vector<std::vector<bool>> located(m_rules.rules.size());
-    for (size_t r = 0; r < m_rules.rules.size(); ++r)
-        if (m_rules.rules[r].condition)
-            located[r] = m_rules.rules[r].condition->stringsNeedingOffsets(m_rules.rules[r].patterns.size());
-    std::vector<bool> counted(m_rules.patterns.size(), false);
-    for (size_t p = 0; p < m_rules.patterns.size(); ++p) {
-        if (!endsAreMatches(p))
+    std::vector<std::vector<int64_t>> needed(m_rules.rules.size());
+    for (size_t r = 0; r < m_rules.rules.size(); ++r) {
+        if (!m_rules.rules[r].condition)
             continue;
-        const Rule &rule = m_rules.rules[size_t(m_rules.patterns[p].ruleIndex)];
+        located[r] = m_rules.rules[r].condition->stringsNeedingOffsets(m_rules.rules[r].patterns.size());
+        needed[r] = m_rules.rules[r].condition->matchesNeeded(m_rules.rules[r].patterns.size());
+    }
+    std::vector<bool> counted(m_rules.patterns.size(), false);
+    std::vector<int64_t> matchesNeeded(m_rules.patterns.size(), Condition::kAllMatches);
+    for (size_t p = 0; p < m_rules.patterns.size(); ++p) {
+        if (!m_rules.patterns[p].yara)
+            continue;
+        const auto r = size_t(m_rules.patterns[p].ruleIndex);
+        const Rule &rule = m_rules.rules[r];
         const auto local = size_t(std::find(rule.patterns.begin(), rule.patterns.end(), int(p)) - rule.patterns.begin());
-        const auto &needs = located[size_t(m_rules.patterns[p].ruleIndex)];
-        counted[p] = local < needs.size() && !needs[local];
+        if (local < needed[r].size())
+            matchesNeeded[p] = needed[r][local];
+        if (endsAreMatches(p))
+            counted[p] = local < located[r].size() && !located[r][local];
     }
     if (std::find(counted.begin(), counted.end(), true) != counted.end())
         m_counted = std::move(counted);
+    m_matchesNeeded = std::move(matchesNeeded);
 }
 
 void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int threads,
@@ -255,49 +266,53 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
     const size_t numFiles = batch.files.size();
     perFile.assign(numFiles, {});
     counts.assign(numFiles, {});
-    if (threads <= 1 || raw.size() < 4096)
+    // Below this, starting threads costs more than it saves.
+    if (threads <= 1 || raw.size() + result.counts.size() + numFiles < 4096)
         threads = 1;
 
     // Counted strings' ends are only counted, per file (see setListHits). Engines report a pattern's ends in
-    // runs (one walk at a time), so runs are counted first and only the runs are sorted.
+    // runs (one walk at a time), so runs are counted first.
     auto isCounted = [&](const RawHit &h) { return !m_counted.empty() && m_counted[h.pattern]; };
-    std::vector<std::pair<uint64_t, int64_t>> runs;
+    struct Run
+    {
+        uint32_t file;
+        uint32_t pattern;
+        int64_t count;
+    };
+    std::vector<Run> runs;
 
-    // (pattern, end) grouped by file with a counting sort: engines report hits in no particular order.
+    // (pattern, end), and the runs, grouped by file with counting sorts: engines report hits in no particular
+    // order. What is left per file is ordered on the threads below.
     std::vector<size_t> first(numFiles + 1, 0);
     for (const RawHit &h : raw) {
         if (!isCounted(h)) {
             ++first[h.batchFile + 1];
             continue;
         }
-        const uint64_t key = uint64_t(h.batchFile) << 32 | h.pattern;
-        if (runs.empty() || runs.back().first != key)
-            runs.emplace_back(key, 0);
-        ++runs.back().second;
+        if (runs.empty() || runs.back().file != h.batchFile || runs.back().pattern != h.pattern)
+            runs.push_back({ h.batchFile, h.pattern, 0 });
+        ++runs.back().count;
     }
     for (const RawCount &c : result.counts)
-        runs.emplace_back(uint64_t(c.batchFile) << 32 | c.pattern, c.count);
-    for (size_t f = 0; f < numFiles; ++f)
+        runs.push_back({ c.batchFile, c.pattern, c.count });
+    std::vector<size_t> firstRun(numFiles + 1, 0);
+    for (const Run &r : runs)
+        ++firstRun[r.file + 1];
+    for (size_t f = 0; f < numFiles; ++f) {
         first[f + 1] += first[f];
+        firstRun[f + 1] += firstRun[f];
+    }
     std::vector<std::pair<uint32_t, int64_t>> byFile(first[numFiles]);
+    std::vector<std::pair<int, int64_t>> runsByFile(runs.size());
     {
         std::vector<size_t> fill(first.begin(), first.end() - 1);
         for (const RawHit &h : raw)
             if (!isCounted(h))
                 byFile[fill[h.batchFile]++] = { h.pattern, h.end };
+        std::copy(firstRun.begin(), firstRun.end() - 1, fill.begin());
+        for (const Run &r : runs)
+            runsByFile[fill[r.file]++] = { int(r.pattern), r.count };
     }
-    // (An engine may correct a count with a negative one: see CpuEngine's speculative pieces.)
-    std::sort(runs.begin(), runs.end());
-    for (const auto &[key, n] : runs) {
-        auto &c = counts[size_t(key >> 32)];
-        const int pattern = int(key & 0xffffffffu);
-        if (!c.empty() && c.back().first == pattern)
-            c.back().second += n;
-        else
-            c.emplace_back(pattern, n);
-    }
-    for (auto &c : counts)
-        std::erase_if(c, [](const std::pair<int, int64_t> &e) { return e.second == 0; });
 
     // Units of work: the ends of one pattern in one file, ascending (walks back from the ends of one long run
     // share their work, where one call per end would be quadratic in the run's length). A long run of a plain
@@ -308,11 +323,27 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
     {
         uint32_t file;
         size_t begin, end;
+        uint32_t run; // the first unit of the same pattern in the same file, in `units`' order below
     };
     constexpr size_t kPiece = 1 << 14;
     constexpr size_t kYaraPiece = 1 << 10; // a YARA string's end costs a few microseconds
     std::vector<std::vector<Unit>> fileUnits(numFiles);
     parallelFor(numFiles, threads, [&](size_t f, int) {
+        if (firstRun[f] < firstRun[f + 1]) {
+            // Ascending by pattern, one entry each. (An engine may correct a count with a negative one: see
+            // CpuEngine's speculative pieces.)
+            const auto rb = runsByFile.begin() + ptrdiff_t(firstRun[f]);
+            const auto re = runsByFile.begin() + ptrdiff_t(firstRun[f + 1]);
+            std::sort(rb, re, [](const auto &x, const auto &y) { return x.first < y.first; });
+            auto &c = counts[f];
+            for (auto it = rb; it != re; ++it) {
+                if (!c.empty() && c.back().first == it->first)
+                    c.back().second += it->second;
+                else
+                    c.push_back(*it);
+            }
+            std::erase_if(c, [](const std::pair<int, int64_t> &e) { return e.second == 0; });
+        }
         const auto b = byFile.begin() + ptrdiff_t(first[f]);
         const auto e = byFile.begin() + ptrdiff_t(first[f + 1]);
         if (!std::is_sorted(b, e)) {
@@ -349,23 +380,34 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
                 // (YaraMatchFinder): no start is then tried by two units. A URL regex brought tens of
                 // thousands of ends in one file, one unit on one thread while the others waited.
                 const bool limited = YaraMatchFinder::lengthLimited(*yara);
+                const auto run = uint32_t(fileUnits[f].size());
                 for (size_t k = i; k < last;) {
                     size_t e = limited ? std::min(last, k + kYaraPiece) : last;
                     while (e < last && byFile[e].second - byFile[e - 1].second <= PriorityMatcher::kScanLimit)
                         ++e;
-                    fileUnits[f].push_back({ uint32_t(f), k, e });
+                    fileUnits[f].push_back({ uint32_t(f), k, e, run });
                     k = e;
                 }
             } else {
                 for (size_t k = i; k < last; k += kPiece)
-                    fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + kPiece) });
+                    fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + kPiece), 0 });
             }
             i = j;
         }
     });
     std::vector<Unit> units;
-    for (const auto &u : fileUnits)
-        units.insert(units.end(), u.begin(), u.end());
+    for (const auto &u : fileUnits) {
+        const auto base = uint32_t(units.size());
+        for (Unit unit : u) {
+            unit.run += base;
+            units.push_back(unit);
+        }
+    }
+    // Matches found so far per run of units (a string in a file), for strings whose condition needs only a few:
+    // once a run has them, its other units are skipped. Each unit finds at most that many too, so a file's
+    // total reaches the number needed exactly when all its matches would.
+    std::unique_ptr<std::atomic<int64_t>[]> found(
+        m_matchesNeeded.empty() ? nullptr : new std::atomic<int64_t>[units.size()]());
     // Large units first, so that none is left alone at the end.
     std::vector<uint32_t> order(units.size());
     for (size_t i = 0; i < order.size(); ++i)
@@ -393,7 +435,16 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         std::vector<Hit> &out = unitHits[order[k]];
         const bool verify = pattern < m_catalog.patterns.size() && m_catalog.patterns[pattern].verify;
         if (const auto &yara = m_rules.patterns[pattern].yara) {
-            m_yara.find(*yara, int(pattern), ends, bf.fileSize, byteAt, verify, out);
+            const int64_t needed = found ? m_matchesNeeded[pattern] : Condition::kAllMatches;
+            if (needed == Condition::kAllMatches) {
+                m_yara.find(*yara, int(pattern), ends, bf.fileSize, byteAt, verify, out);
+                return;
+            }
+            std::atomic<int64_t> &sofar = found[unit.run];
+            if (sofar.load(std::memory_order_relaxed) >= needed)
+                return;
+            m_yara.find(*yara, int(pattern), ends, bf.fileSize, byteAt, verify, out, size_t(needed));
+            sofar += int64_t(out.size());
             return;
         }
         m_starts.leftmostStarts(int(pattern), ends, bf.fileSize, byteAt, starts, verify);
@@ -405,22 +456,30 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         }
     });
 
-    size_t u = 0;
-    for (size_t f = 0; f < numFiles; ++f) {
+    std::vector<size_t> firstUnit(numFiles + 1, 0);
+    for (size_t f = 0; f < numFiles; ++f)
+        firstUnit[f + 1] = firstUnit[f] + fileUnits[f].size();
+    parallelFor(numFiles, threads, [&](size_t f, int) {
+        const size_t b = firstUnit[f], e = firstUnit[f + 1];
+        if (e - b == 1) {
+            perFile[f] = std::move(unitHits[b]);
+            return;
+        }
         size_t total = 0;
-        for (size_t k = u; k < u + fileUnits[f].size(); ++k)
+        for (size_t k = b; k < e; ++k)
             total += unitHits[k].size();
         perFile[f].reserve(total);
-        for (size_t k = u; k < u + fileUnits[f].size(); ++k)
+        for (size_t k = b; k < e; ++k)
             perFile[f].insert(perFile[f].end(), unitHits[k].begin(), unitHits[k].end());
-        u += fileUnits[f].size();
-    }
+    });
 }
 
 ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, const LaunchParams &initial,
                          const Callbacks &callbacks)
 {
     const auto t0 = Clock::now();
+    // When each batch was read, scanned and resolved, on stderr: which stage holds the others up.
+    static const bool trace = qEnvironmentVariableIsSet("HITSCOPE_PIPELINE_TRACE");
     m_cancel = false;
     setParams(initial);
     const int overlap = std::max(0, m_catalog.maxBoundedMatchLength() - 1);
@@ -436,15 +495,8 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
 
     std::thread reader([&] {
         int seenVersion = -1;
-        auto readStart = Clock::now();
         Batcher batcher(
-            overlap, [&] { return empty.pop(); },
-            [&](std::unique_ptr<FileBatch> b) {
-                // Recorded on the batch so the telemetry shows what reading cost.
-                b->readMs = msSince(readStart);
-                full.push(std::move(b));
-                readStart = Clock::now();
-            },
+            overlap, [&] { return empty.pop(); }, [&](std::unique_ptr<FileBatch> b) { full.push(std::move(b)); },
             &m_cancel);
         batcher.setAllocator([this](int64_t bytes) { return m_engine.newHaystack(bytes); });
         auto applySizes = [&] {
@@ -537,29 +589,54 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 if (callbacks.problem)
                     callbacks.problem(p);
             }
-            for (size_t f = 0; f < batch->files.size(); ++f) {
+            // A file's result goes to its place among the files that end in this batch (reported in order).
+            const size_t numFiles = batch->files.size();
+            std::vector<size_t> slot(numFiles, 0);
+            size_t ending = 0;
+            for (size_t f = 0; f < numFiles; ++f)
+                if (!batch->files[f].failed && batch->files[f].lastChunk)
+                    slot[f] = ending++;
+            done.resize(ending);
+            // Conditions read the start of the file from the bytes scanned rather than open every file again.
+            auto begin = [&](FileResult &r, const BatchFile &bf) {
+                r.fileIndex = bf.fileIndex;
+                r.path = bf.path;
+                if (m_anyYara) {
+                    const int64_t n = std::min(FileResult::kHeadBytes, bf.holdEnd - bf.holdBegin);
+                    const uint8_t *at = bf.at(batch->haystack.get(), 0);
+                    r.head.assign(at, at + n);
+                }
+            };
+            // Chunks of a file that began in an earlier batch or goes on into the next (the first and the last
+            // of the batch): gathered in `pending`, in order.
+            for (size_t f = 0; f < numFiles; ++f) {
                 const BatchFile &bf = batch->files[f];
-                if (bf.failed)
+                if (bf.failed || (bf.firstChunk && bf.lastChunk))
                     continue;
                 if (bf.firstChunk) {
                     pending = {};
-                    pending.fileIndex = bf.fileIndex;
-                    pending.path = bf.path;
+                    begin(pending, bf);
                 }
                 pending.size = bf.fileSize;
-                // Conditions read the start of the file from the bytes scanned rather than open every file again.
-                if (bf.firstChunk && m_anyYara) {
-                    const int64_t n = std::min(FileResult::kHeadBytes, bf.holdEnd - bf.holdBegin);
-                    const uint8_t *at = bf.at(batch->haystack.get(), 0);
-                    pending.head.assign(at, at + n);
-                }
                 pending.hits.insert(pending.hits.end(), perFile[f].begin(), perFile[f].end());
                 addCounts(pending.counts, perFileCounts[f]);
                 if (!bf.lastChunk)
                     continue;
-                done.push_back(std::move(pending));
+                done[slot[f]] = std::move(pending);
                 pending = {};
             }
+            // Whole files, independent of each other: tens of thousands of small files make a batch.
+            const int threads = params.threads > 0 ? params.threads : hardwareThreads();
+            parallelFor(numFiles, numFiles < 1024 ? 1 : threads, [&](size_t f, int) {
+                const BatchFile &bf = batch->files[f];
+                if (bf.failed || !bf.firstChunk || !bf.lastChunk)
+                    return;
+                FileResult &r = done[slot[f]];
+                begin(r, bf);
+                r.size = bf.fileSize;
+                r.hits = std::move(perFile[f]);
+                r.counts = std::move(perFileCounts[f]);
+            });
             // Files are independent: their hits are ordered and their rules decided on several threads (a
             // YARA scan can bring tens of millions of hits), then reported in order.
             finishFiles(done, params.threads > 0 ? params.threads : hardwareThreads());
@@ -588,6 +665,17 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             t.wallMs = std::chrono::duration<double, std::milli>(now - std::max(job->began, lastDone)).count();
             lastDone = now;
             t.readMs = batch->readMs;
+            t.bufferWaitMs = batch->bufferWaitMs;
+            if (trace) {
+                auto at = [&](Clock::time_point p) {
+                    return std::chrono::duration<double, std::milli>(p - t0).count();
+                };
+                std::fprintf(stderr,
+                             "pipeline batch %d: %.0f MiB; waited for its buffer %.1f ms; read %.1f-%.1f, engine "
+                             "%.1f-%.1f, resolved %.1f-%.1f ms\n",
+                             t.index, double(batch->used) / (1 << 20), batch->bufferWaitMs, at(batch->readBegan),
+                             at(batch->readEnded), at(job->began), at(job->began) + job->engineMs, at(r0), at(now));
+            }
             t.paramsChanged = !(params == previous);
             previous = params;
             ++summary.batches;

@@ -67,7 +67,8 @@ public:
     /// rules) are needed: a YARA string whose matches no condition locates (see
     /// Condition::stringsNeedingOffsets) and whose length is fixed is counted per file (FileResult::counts)
     /// instead of having each match resolved, ordered and listed; millions of matches of a string like
-    /// `{ 00 00 00 00 }` cost a count. Set before run().
+    /// `{ 00 00 00 00 }` cost a count. The other YARA strings' matches are resolved only as far as their
+    /// conditions can tell them apart (Condition::matchesNeeded): `#u > 5` needs six per file. Set before run().
     void setListHits(bool list);
 
 private:
@@ -87,6 +88,8 @@ private:
     std::atomic_bool m_cancel { false };
     /// Per pattern: its matches are counted, not listed (setListHits(false)); empty when none is.
     std::vector<bool> m_counted;
+    /// Per pattern: how many of its matches per file are worth resolving (setListHits(false)); empty: all.
+    std::vector<int64_t> m_matchesNeeded;
     bool m_anyYara = false; // conditions may read the file: the resolver keeps each file's first bytes
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "automata/startfinder.h"
@@ -20,9 +21,11 @@ class YaraMatchFinder
 public:
     explicit YaraMatchFinder(const StartFinder &starts);
 
-    /// `ends` ascending, of one pattern in one file; appends to `out`. Thread-safe.
+    /// `ends` ascending, of one pattern in one file; appends to `out` its matches, or any `limit` of them where
+    /// it has more (for a condition that only counts them). Thread-safe.
     void find(const YaraString &yara, int pattern, const std::vector<int64_t> &ends, int64_t fileSize,
-              const StartFinder::ByteAt &byteAt, bool verify, std::vector<Hit> &out) const;
+              const StartFinder::ByteAt &byteAt, bool verify, std::vector<Hit> &out,
+              size_t limit = std::numeric_limits<size_t>::max()) const;
 
     /// Whether every match YARA reports for the string is at most PriorityMatcher::kScanLimit bytes long (not so
     /// for chained hex strings): then no start lies further back than that from its end, and a string's ends

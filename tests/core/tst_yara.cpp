@@ -235,6 +235,7 @@ private Q_SLOTS:
     void randomRulesEqualYara();
     void handWrittenRulesEqualYara();
     void manySpacedMatchesOfOneString();
+    void countsDecidedByTheFirstMatches();
     void regexDialectEqualsYara();
     void tooManyMatchesCappedAsYara();
     void linksFollowedWithLAsYara();
@@ -378,6 +379,35 @@ void TestYara::manySpacedMatchesOfOneString()
                              "rule spaced_wide { strings: $w = /ca[b-c]+/ ascii wide condition: #w > 2000 }\n"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-j"), QStringLiteral("1") });
+}
+
+void TestYara::countsDecidedByTheFirstMatches()
+{
+    // Without -s, a string whose condition only compares its count with a constant is resolved until that count
+    // is decided (`#u > 5`: six matches). Files with one match fewer than needed, exactly as many, one more and
+    // thousands; matches close together (one unit of the resolver) and further apart than YARA's longest match
+    // (units resolved on several threads, and in several chunks with small batches).
+    const QString dir = m_tmp.filePath(QStringLiteral("decided"));
+    auto body = [](int matches, int gap) {
+        QByteArray data;
+        for (int i = 0; i < matches; ++i)
+            data += "see http://host" + QByteArray::number(i) + ".example.org/ " + QByteArray(gap, ' ');
+        return data;
+    };
+    for (int n : { 1, 5, 6, 7, 3000 }) {
+        QVERIFY(writeFile(dir + QStringLiteral("/close%1").arg(n), body(n, 2)));
+        QVERIFY(writeFile(dir + QStringLiteral("/apart%1").arg(n), body(n, 4200)));
+    }
+    const QString rules = m_tmp.filePath(QStringLiteral("decided.yar"));
+    QVERIFY(writeFile(rules, "rule above { strings: $u = /https?:\\/\\/[a-z0-9.-]+\\.(org|com)\\// condition: #u > 5 }\n"
+                             "rule exactly { strings: $u = /http:\\/\\/[a-z0-9]+\\.example/ condition: #u == 6 }\n"
+                             "rule below { strings: $u = /host[0-9]+\\.ex/ condition: 7 > #u and $u }\n"
+                             "rule nested { strings: $a = /host[0-9]/ $b = /example\\.[a-z]+/ "
+                             "condition: for any of them : (# >= 7) }\n"));
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-j"), QStringLiteral("1") });
+    compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("--batch-bytes"),
+                          QStringLiteral("8192"), QStringLiteral("--segment-bytes"), QStringLiteral("1024") });
 }
 
 void TestYara::regexDialectEqualsYara()

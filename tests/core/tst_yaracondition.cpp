@@ -141,7 +141,8 @@ bool compileOurs(yaramod::Yaramod &yaramod, const std::string &source, std::vect
 
 /// Evaluates our compiled rules in order against the matches libyara found.
 /// `counted`: the strings whose offsets the condition does not read (Condition::stringsNeedingOffsets) are
-/// given as counts only, as Scanner does when hits are not listed.
+/// given as counts only, and no more matches than the condition needs (Condition::matchesNeeded), as Scanner
+/// does when hits are not listed.
 std::vector<int64_t> evaluateOurs(const std::vector<OurRule> &ours, const OracleResult &oracle, const QByteArray &data,
                                   std::vector<bool> *matched, bool counted = false)
 {
@@ -152,10 +153,14 @@ std::vector<int64_t> evaluateOurs(const std::vector<OurRule> &ours, const Oracle
         std::vector<int64_t> counts(lists.size(), -1);
         if (counted && ours[k].condition) {
             const std::vector<bool> located = ours[k].condition->stringsNeedingOffsets(lists.size());
+            const std::vector<int64_t> needed = ours[k].condition->matchesNeeded(lists.size());
             for (size_t i = 0; i < lists.size(); ++i) {
+                // A condition that reads where matches are can tell every one of them apart.
+                if (located[i] && needed[i] != Condition::kAllMatches)
+                    qFatal("string %zu is located but needs only %lld matches", i, static_cast<long long>(needed[i]));
                 if (located[i])
                     continue;
-                counts[i] = int64_t(lists[i].size());
+                counts[i] = std::min(int64_t(lists[i].size()), needed[i]);
                 lists[i].clear();
             }
         }
@@ -503,6 +508,8 @@ private Q_SLOTS:
     void fixedOffsets();
     void offsetsNeeded_data();
     void offsetsNeeded();
+    void matchesNeeded_data();
+    void matchesNeeded();
     void ruleReferences();
     void stringOrderFollowsDeclaration();
     void randomConditions();
@@ -836,6 +843,41 @@ void TestYaraCondition::offsetsNeeded()
     QCOMPARE(QStringLiteral("%1%2").arg(int(needs[0])).arg(int(needs[1])), located);
 }
 
+void TestYaraCondition::matchesNeeded_data()
+{
+    QTest::addColumn<QString>("condition");
+    QTest::addColumn<QString>("needed"); // per string ($a, $b): how many matches decide it, * for all
+    QTest::newRow("found") << "$a and $b" << "1 1";
+    QTest::newRow("count above") << "#a > 5 and $b" << "6 1";
+    QTest::newRow("count on the right") << "3 >= #a and #b == 2" << "4 3";
+    QTest::newRow("zero") << "#a != 0 and $b" << "1 1";
+    QTest::newRow("of") << "2 of them" << "1 1";
+    QTest::newRow("for-of counting") << "for any of them : (# > 3)" << "4 4";
+    QTest::newRow("count twice") << "#a > 2 and #a < 9 and $b" << "10 1";
+    QTest::newRow("arithmetic") << "#a + 1 > 5 and $b" << "* 1";
+    QTest::newRow("two counts") << "#a > #b" << "* *";
+    QTest::newRow("loop bound") << "for all i in (1..#a) : (i > 0) and $b" << "* 1";
+    QTest::newRow("located") << "#a > 1 and @a[1] < 4 and $b" << "* 1";
+    QTest::newRow("for-of at") << "for any of ($b) : ($ at 5) and #a > 1" << "2 *";
+}
+
+void TestYaraCondition::matchesNeeded()
+{
+    QFETCH(QString, condition);
+    QFETCH(QString, needed);
+    const std::string source = "rule t { strings: $a = \"ab\" $b = \"cd\" condition: " + condition.toStdString() + " }\n";
+    // The counts capped at what is needed give YARA's answer, on data with more matches than that.
+    compareFile(source, QByteArray("abab_cdab_cdabababab_cd"), true, condition);
+    std::istringstream in(source);
+    auto file = m_yaramod.parseStream(in);
+    QString why;
+    const ConditionPtr c = YaraConditionCompiler::compile(*file->getRules()[0], {}, &why);
+    QVERIFY2(c, qPrintable(why));
+    const std::vector<int64_t> n = c->matchesNeeded(2);
+    auto text = [](int64_t v) { return v == Condition::kAllMatches ? QStringLiteral("*") : QString::number(v); };
+    QCOMPARE(text(n[0]) + QLatin1Char(' ') + text(n[1]), needed);
+}
+
 void TestYaraCondition::ruleReferences()
 {
     const std::string source = "rule r1 { strings: $a = \"ab\" condition: #a > 2 }\n"
@@ -937,8 +979,9 @@ void TestYaraCondition::randomConditions()
         QString parseError;
         QVERIFY2(compileOurs(m_yaramod, source, &ours, &parseError), qPrintable(parseError));
         QCOMPARE(ours.size(), oracle.rules.size());
-        std::vector<bool> matched;
+        std::vector<bool> matched, matchedCounted;
         const std::vector<int64_t> values = evaluateOurs(ours, oracle, data, &matched);
+        const std::vector<int64_t> countedValues = evaluateOurs(ours, oracle, data, &matchedCounted, true);
         for (size_t r = 2; r < ours.size(); ++r) { // after the two helper rules
             const int k = std::stoi(ours[r].name.substr(1));
             ++compiledByYara;
@@ -949,6 +992,12 @@ void TestYaraCondition::randomConditions()
                                     .arg(label(k))
                                     .arg(oracle.rules[r].matched)
                                     .arg(matched[r])
+                                    .arg(values[r])
+                                    .arg(hex(data))));
+            QVERIFY2(countedValues[r] == values[r] && matchedCounted[r] == matched[r],
+                     qPrintable(QStringLiteral("%1\nwith counted strings: value %2, listed %3\ndata: %4")
+                                    .arg(label(k))
+                                    .arg(countedValues[r])
                                     .arg(values[r])
                                     .arg(hex(data))));
         }
