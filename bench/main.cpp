@@ -66,6 +66,10 @@ public:
     void setHostThreads(int threads) override { m_inner.setHostThreads(threads); }
     void setCountedPatterns(const std::vector<bool> &counted) override { m_inner.setCountedPatterns(counted); }
     Haystack newHaystack(int64_t bytes) override { return m_inner.newHaystack(bytes); }
+    void prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes) override
+    {
+        m_inner.prepare(catalog, params, batchBytes);
+    }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override
     {

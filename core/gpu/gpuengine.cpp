@@ -9,6 +9,7 @@
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include <sys/mman.h>
 
@@ -523,12 +524,54 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     return true;
 }
 
+void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes)
+{
+    if (m_disabled)
+        return;
+    QString error;
+    // The device's haystack buffer at its full size; the small batch's bytes go through a small staging buffer
+    // (sized by the batch's capacity), as the scan's own buffers are imported.
+    if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer,
+                      roundUp16(roundUp4(std::min(batchBytes, maxBatchBytes()))), &error)) {
+        m_prepareError = error;
+        return;
+    }
+    constexpr int64_t kBytes = 256;
+    FileBatch b;
+    b.haystack = allocateHaystack(kBytes);
+    std::memset(b.haystack.get(), 0, size_t(kBytes));
+    b.capacity = b.used = b.ownedBytes = kBytes;
+    BatchFile f;
+    f.fileIndex = 0;
+    f.fileSize = f.holdEnd = f.ownEnd = kBytes;
+    b.files.push_back(f);
+    b.segments.push_back({ 0, 0, kBytes, 0, kBytes });
+    BatchResult ignored;
+    if (!runOnGpu(b, catalog, params, {}, ignored, &error))
+        m_prepareError = error;
+    // Shown as the first batch's: the bytes moved per batch add up to the scan's.
+    m_preparedTableBytes += ignored.telemetry.bytesUploadedTables;
+}
+
 bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                      const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
     const auto t0 = Clock::now();
     QString gpuError;
+    // The batch that finds the device failed says so, and so does the first after a failed prepare(); the
+    // batches after them run on the CPU engine without a word each.
+    const bool wasDisabled = m_disabled;
+    QString prepareNotice;
+    if (!m_prepareError.isEmpty()) {
+        if (m_disabled)
+            prepareNotice = QStringLiteral("batch %1: %2; it and the batches after it run on the CPU engine")
+                                .arg(batch.index)
+                                .arg(m_prepareError);
+        m_prepareError.clear();
+    }
+    const int64_t preparedTableBytes = std::exchange(m_preparedTableBytes, 0);
     if (!m_disabled && runOnGpu(batch, catalog, params, carryIn, result, &gpuError)) {
+        result.telemetry.bytesUploadedTables += preparedTableBytes;
         result.telemetry.wallMs = msSince(t0);
         if (params.timeoutMs <= 0 || result.telemetry.wallMs <= params.timeoutMs)
             return true;
@@ -540,10 +583,15 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         return false;
     const BatchTelemetry gpuTelemetry = result.telemetry;
     result = std::move(cpu);
-    if (!m_disabled)
-        result.notices.push_back(QStringLiteral("batch %1: %2; re-run on the CPU engine").arg(batch.index).arg(gpuError));
+    if (!prepareNotice.isEmpty())
+        result.notices.push_back(prepareNotice);
+    if (!wasDisabled)
+        result.notices.push_back(
+            QStringLiteral("batch %1: %2; re-run on the CPU engine%3")
+                .arg(batch.index)
+                .arg(gpuError, m_disabled ? QStringLiteral(", as are the batches after it") : QString()));
     result.telemetry.engine = QStringLiteral("cpu (GPU fallback)");
-    result.telemetry.bytesUploadedTables = gpuTelemetry.bytesUploadedTables;
+    result.telemetry.bytesUploadedTables = gpuTelemetry.bytesUploadedTables + preparedTableBytes;
     result.telemetry.wallMs = msSince(t0);
     return true;
 }

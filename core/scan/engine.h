@@ -39,6 +39,15 @@ public:
     /// Memory for a batch of `bytes` (the batcher's buffers; called on the reader thread). An engine may hand
     /// out memory its device reads from directly. Default: allocateHaystack().
     virtual Haystack newHaystack(int64_t bytes) { return allocateHaystack(bytes); }
+    /// Called once before a scan's first batch, on the thread that calls scan(), while the first batch is being
+    /// read: an engine may make ready what its first scan() would otherwise wait for (a GPU's pipelines, tables
+    /// and buffers of `batchBytes`). A failure here is for the first scan() to report. Default: nothing.
+    virtual void prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes)
+    {
+        Q_UNUSED(catalog);
+        Q_UNUSED(params);
+        Q_UNUSED(batchBytes);
+    }
     /// `carryIn` has, per batch file and unbounded group, the state to resume from (see BatchResult);
     /// entries of first chunks are ignored. Returns false with `error` set when the batch could not run.
     virtual bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

@@ -688,6 +688,11 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     const size_t numUnbounded = size_t(std::count_if(m_catalog.groups.begin(), m_catalog.groups.end(),
                                                       [](const DfaGroup &g) { return g.unbounded(); }));
     std::vector<uint32_t> carry;
+    {
+        // While the first batch is read.
+        const LaunchParams p = currentParams();
+        m_engine.prepare(m_catalog, p, std::min(p.batchBytes, m_engine.maxBatchBytes()));
+    }
     while (auto batch = full.pop()) {
         if (m_cancel) {
             empty.push(std::move(batch));

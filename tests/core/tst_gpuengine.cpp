@@ -91,6 +91,11 @@ public:
     int64_t maxBatchBytes() const override { return m_inner.maxBatchBytes(); }
     int64_t preferredSegmentBytes() const override { return m_inner.preferredSegmentBytes(); }
     void setCountedPatterns(const std::vector<bool> &) override { }
+    // As in a real scan: the first batch finds what prepare() made (and the results must not change).
+    void prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes) override
+    {
+        m_inner.prepare(catalog, params, batchBytes);
+    }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override
     {
