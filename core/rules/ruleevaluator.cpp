@@ -16,11 +16,11 @@ namespace {
 class FileBytes
 {
 public:
-    /// `head`: the file's first bytes as scanned, if known (reads within it open nothing).
-    FileBytes(const QByteArray &path, int64_t size, const std::vector<uint8_t> &head)
+    /// `known`: the file's first bytes as scanned, if known (reads within them open nothing).
+    FileBytes(const QByteArray &path, int64_t size, std::span<const uint8_t> known)
         : m_path(path)
         , m_size(size)
-        , m_known(head)
+        , m_known(known)
     {
     }
     ~FileBytes()
@@ -69,7 +69,7 @@ private:
     const int64_t m_size;
     int m_fd = -1;
     bool m_failed = false;
-    const std::vector<uint8_t> &m_known;
+    const std::span<const uint8_t> m_known;
     std::vector<uint8_t> m_head;
 };
 
@@ -114,7 +114,7 @@ void RuleEvaluator::touch(int rule)
     }
 }
 
-void RuleEvaluator::evaluate(FileResult &file)
+void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
 {
     std::vector<Hit> &hits = file.hits;
     // A YARA string's start may be found from two batches of one file: once is enough.
@@ -155,7 +155,7 @@ void RuleEvaluator::evaluate(FileResult &file)
         return;
     }
 
-    FileBytes bytes(file.path, file.size, file.head);
+    FileBytes bytes(file.path, file.size, known);
     ConditionContext context;
     context.fileSize = file.size;
     context.read = [&bytes](int64_t offset, int size, uint8_t *out) { return bytes.read(offset, size, out); };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "rules/ruleset.h"
@@ -25,9 +26,11 @@ public:
     explicit RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejectedPatterns = {});
 
     /// `file.hits` sorted (Hit::operator<); fills `file.rules` and filters `file.hits`. Reads the file
-    /// (through `file.path`) only where a condition reads its bytes. Strings in `file.counts` count as that
-    /// many matches (capped as YARA caps them).
-    void evaluate(FileResult &file);
+    /// (through `file.path`) only where a condition reads its bytes past `known`, the file's first bytes as
+    /// scanned (file.head by default). Strings in `file.counts` count as that many matches (capped as YARA
+    /// caps them).
+    void evaluate(FileResult &file) { evaluate(file, file.head); }
+    void evaluate(FileResult &file, std::span<const uint8_t> known);
 
 private:
     /// Marks a rule whose buffers the current file fills, so that they are cleared afterwards.

@@ -205,6 +205,10 @@ private:
                         + QLatin1String(" bytes)"));
             return;
         }
+        if (!m_options.testReadable) {
+            m_onFile(FileEntry { path, int64_t(st.st_size), viaLink });
+            return;
+        }
         // Opening is the only reliable readability test (access() uses the real uid and ignores ACLs
         // and capabilities). O_NONBLOCK keeps a file swapped for a FIFO since lstat() from blocking us.
         const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (viaLink ? 0 : O_NOFOLLOW);

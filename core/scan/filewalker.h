@@ -17,6 +17,10 @@ struct WalkOptions
     QStringList exclude;        ///< glob patterns on the file name or any path component
     int64_t maxFileSize = -1;   ///< larger files are reported as skipped; -1: no limit
     bool followSymlinks = false;
+    /// Open every regular file found to report one that cannot be read as a problem of the walk. A caller
+    /// that opens the files itself right after (the scanner's reader) reports them there instead: the walk
+    /// then costs an lstat() per file, not an open(), fstat() and close() more.
+    bool testReadable = true;
 };
 
 /**

@@ -42,8 +42,10 @@ struct FileResult
     /// number of matches, ascending by pattern; after RuleEvaluator, as `hits`: only reported rules' public
     /// strings, at most RuleEvaluator::kMaxStringMatches each. Their matches are not in `hits`.
     std::vector<std::pair<int, int64_t>> counts;
-    /// The file's first bytes as scanned (up to kHeadBytes; empty for list rules only): what conditions'
-    /// uint8/16/32 read at the start of the file come from, without opening the file again.
+    /// The file's first bytes as scanned (up to kHeadBytes), for a file whose chunks span batches (its first
+    /// batch is reused before its last is resolved): what conditions' uint8/16/32 read at the start of the
+    /// file come from, without opening the file again. Empty for list rules only, and for files whole in one
+    /// batch, whose conditions read the batch's buffer while the file is resolved.
     std::vector<uint8_t> head;
     static constexpr int64_t kHeadBytes = 4096;
 };

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <span>
 #include <thread>
 
 #include <fcntl.h>
@@ -513,7 +514,10 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         };
         applySizes();
         // The walk runs ahead on a thread of its own: once it has ended, the batcher knows what is left.
-        WalkAhead walker(paths, walk, &m_cancel);
+        // The batcher opens every file it reads and reports one it cannot open: the walk need not open them too.
+        WalkOptions walkOptions = walk;
+        walkOptions.testReadable = false;
+        WalkAhead walker(paths, walkOptions, &m_cancel);
         WalkAhead::Item item;
         while (!m_cancel) {
             const WalkAhead::Next n = walker.next(item, 2);
@@ -547,22 +551,25 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     std::thread resolver([&] {
         FileResult pending; // the file whose chunks continue into the next batch
         std::vector<FileResult> done; // files whose last chunk is in the batch being resolved
+        std::vector<std::span<const uint8_t>> known; // per file of `done`: its first bytes in memory
         // One evaluator per thread: each keeps its buffers between files.
         std::vector<std::unique_ptr<RuleEvaluator>> evaluators;
         const std::vector<int> rejected = rejectedPatterns(m_catalog);
-        auto finishFiles = [&](std::vector<FileResult> &files, int threads) {
+        // `known[i]`: the bytes of files[i] from its start that are in memory.
+        auto finishFiles = [&](std::vector<FileResult> &files, const std::vector<std::span<const uint8_t>> &known,
+                               int threads) {
             size_t hits = 0;
             for (const FileResult &file : files)
                 hits += file.hits.size();
             // Below this, starting threads costs more than it saves.
-            if (hits < (size_t(1) << 16))
+            if (hits + 64 * files.size() < (size_t(1) << 16))
                 threads = 1;
             threads = std::max(1, std::min(threads, int(files.size())));
             while (evaluators.size() < size_t(threads))
                 evaluators.push_back(std::make_unique<RuleEvaluator>(m_rules, rejected));
             parallelFor(files.size(), threads, [&](size_t i, int worker) {
                 sortHits(files[i].hits);
-                evaluators[size_t(worker)]->evaluate(files[i]);
+                evaluators[size_t(worker)]->evaluate(files[i], known[i]);
             });
         };
         LaunchParams previous = initial;
@@ -597,15 +604,10 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 if (!batch->files[f].failed && batch->files[f].lastChunk)
                     slot[f] = ending++;
             done.resize(ending);
-            // Conditions read the start of the file from the bytes scanned rather than open every file again.
+            known.assign(ending, {});
             auto begin = [&](FileResult &r, const BatchFile &bf) {
                 r.fileIndex = bf.fileIndex;
                 r.path = bf.path;
-                if (m_anyYara) {
-                    const int64_t n = std::min(FileResult::kHeadBytes, bf.holdEnd - bf.holdBegin);
-                    const uint8_t *at = bf.at(batch->haystack.get(), 0);
-                    r.head.assign(at, at + n);
-                }
             };
             // Chunks of a file that began in an earlier batch or goes on into the next (the first and the last
             // of the batch): gathered in `pending`, in order.
@@ -616,6 +618,13 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 if (bf.firstChunk) {
                     pending = {};
                     begin(pending, bf);
+                    // Conditions read the start of the file from the bytes scanned rather than open every file
+                    // again; this batch's buffer is reused before the file's last chunk is resolved.
+                    if (m_anyYara) {
+                        const int64_t n = std::min(FileResult::kHeadBytes, bf.holdEnd - bf.holdBegin);
+                        const uint8_t *at = bf.at(batch->haystack.get(), 0);
+                        pending.head.assign(at, at + n);
+                    }
                 }
                 pending.size = bf.fileSize;
                 pending.hits.insert(pending.hits.end(), perFile[f].begin(), perFile[f].end());
@@ -623,6 +632,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 if (!bf.lastChunk)
                     continue;
                 done[slot[f]] = std::move(pending);
+                known[slot[f]] = done[slot[f]].head;
                 pending = {};
             }
             // Whole files, independent of each other: tens of thousands of small files make a batch.
@@ -634,12 +644,14 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 FileResult &r = done[slot[f]];
                 begin(r, bf);
                 r.size = bf.fileSize;
+                // The whole file is in this batch's buffer, which is not reused before the file is resolved.
+                known[slot[f]] = { bf.at(batch->haystack.get(), 0), size_t(bf.holdEnd - bf.holdBegin) };
                 r.hits = std::move(perFile[f]);
                 r.counts = std::move(perFileCounts[f]);
             });
             // Files are independent: their hits are ordered and their rules decided on several threads (a
             // YARA scan can bring tens of millions of hits), then reported in order.
-            finishFiles(done, params.threads > 0 ? params.threads : hardwareThreads());
+            finishFiles(done, known, params.threads > 0 ? params.threads : hardwareThreads());
             for (FileResult &file : done) {
                 ++summary.files;
                 summary.bytes += file.size;
