@@ -524,6 +524,60 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     return true;
 }
 
+namespace {
+// The segment table: what the kernel needs to derive every (segment, group) item, 8 words per segment.
+// Unbounded groups start each segment a warm-up before the bytes it owns, so that its DFA usually reaches
+// the state the previous segment ended in; the fix-up passes scan again where it did not. The carried states
+// (word 6 of a continuing chunk's first segment) depend on the batch before and are filled in by runOnGpu.
+void buildSegmentTable(const FileBatch &batch, uint64_t numUnbounded, int threads, std::vector<uint32_t> &words)
+{
+    const uint8_t *haystack = batch.haystack.get();
+    auto context = [&](const BatchFile &bf, int64_t scanBegin) -> uint32_t {
+        if (scanBegin == 0)
+            return Dfa::AtFileStart;
+        return isWordByte(*bf.at(haystack, scanBegin - 1)) ? Dfa::AfterWord : Dfa::AfterNonWord;
+    };
+    const size_t numSegments = batch.segments.size();
+    words.assign(numSegments * kSegmentWords, 0);
+    // Segments are independent here (144,000 of a 512 MiB batch took 6-10 ms on one thread).
+    parallelSlices(numSegments, 1 << 14, threads, [&](size_t begin, size_t end, size_t) {
+        for (size_t i = begin; i < end; ++i) {
+            const Segment &seg = batch.segments[i];
+            const BatchFile &bf = batch.files[seg.batchFile];
+            uint32_t *w = words.data() + i * kSegmentWords;
+            const bool chunkStart = seg.ownBegin == bf.ownBegin;
+            w[0] = uint32_t(bf.dataOffset + (seg.scanBegin - bf.holdBegin));
+            w[1] = uint32_t(seg.scanEnd - seg.scanBegin);
+            w[2] = uint32_t(seg.ownBegin - seg.scanBegin);
+            w[3] = uint32_t(seg.ownEnd - seg.scanBegin);
+            w[4] = (seg.scanEnd == bf.fileSize ? kEndsFile : 0) | (context(bf, seg.scanBegin) << kBoundedContextShift)
+                | (chunkStart ? kChunkStart : 0) | (bf.firstChunk ? kFirstChunk : 0);
+            if (numUnbounded == 0)
+                continue;
+            const int64_t uBegin = chunkStart ? seg.ownBegin : std::max(bf.ownBegin, seg.ownBegin - kUnboundedWarmup);
+            if (!chunkStart)
+                w[4] |= context(bf, uBegin) << kUnboundedContextShift;
+            w[5] = uint32_t(bf.dataOffset + (uBegin - bf.holdBegin));
+            w[6] = kNone;
+        }
+    });
+}
+
+uint64_t unboundedGroups(const PatternCatalog &catalog)
+{
+    return uint64_t(std::count_if(catalog.groups.begin(), catalog.groups.end(),
+                                  [](const DfaGroup &g) { return g.unbounded(); }));
+}
+} // namespace
+
+void GpuEngine::prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const
+{
+    const uint64_t numUnbounded = unboundedGroups(catalog);
+    buildSegmentTable(batch, numUnbounded, m_threads, batch.prepared);
+    // Tagged with what it was built for: runOnGpu builds its own for another catalog.
+    batch.prepared.push_back(uint32_t(numUnbounded));
+}
+
 void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes)
 {
     if (m_disabled)
@@ -602,7 +656,6 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     const auto t0 = Clock::now();
     m_threads = params.threads > 0 ? params.threads : hardwareThreads();
     m_profileStagingMs = m_profileUploadMs = m_profileFrameWaitMs = m_profileSetupMs = 0;
-    const uint8_t *haystack = batch.haystack.get();
     BatchTelemetry &t = result.telemetry;
     t.engine = name();
     t.backend = m_device->backendName();
@@ -632,39 +685,11 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
         return false;
     }
 
-    // The segment table: what the kernel needs to derive every (segment, group) item, 8 words per segment.
-    // Unbounded groups start each segment a warm-up before the bytes it owns, so that its DFA usually reaches
-    // the state the previous segment ended in; the fix-up passes scan again where it did not.
-    auto context = [&](const BatchFile &bf, int64_t scanBegin) -> uint32_t {
-        if (scanBegin == 0)
-            return Dfa::AtFileStart;
-        return isWordByte(*bf.at(haystack, scanBegin - 1)) ? Dfa::AfterWord : Dfa::AfterNonWord;
-    };
     std::vector<uint32_t> &words = m_segmentWords;
-    words.assign(numSegments * kSegmentWords, 0);
-    // Segments are independent here (144,000 of a 512 MiB batch took 6-10 ms on one thread); the carried
-    // states, in segment order, are gathered after.
-    parallelSlices(numSegments, 1 << 14, m_threads, [&](size_t begin, size_t end, size_t) {
-        for (size_t i = begin; i < end; ++i) {
-            const Segment &seg = batch.segments[i];
-            const BatchFile &bf = batch.files[seg.batchFile];
-            uint32_t *w = words.data() + i * kSegmentWords;
-            const bool chunkStart = seg.ownBegin == bf.ownBegin;
-            w[0] = uint32_t(bf.dataOffset + (seg.scanBegin - bf.holdBegin));
-            w[1] = uint32_t(seg.scanEnd - seg.scanBegin);
-            w[2] = uint32_t(seg.ownBegin - seg.scanBegin);
-            w[3] = uint32_t(seg.ownEnd - seg.scanBegin);
-            w[4] = (seg.scanEnd == bf.fileSize ? kEndsFile : 0) | (context(bf, seg.scanBegin) << kBoundedContextShift)
-                | (chunkStart ? kChunkStart : 0) | (bf.firstChunk ? kFirstChunk : 0);
-            if (numUnbounded == 0)
-                continue;
-            const int64_t uBegin = chunkStart ? seg.ownBegin : std::max(bf.ownBegin, seg.ownBegin - kUnboundedWarmup);
-            if (!chunkStart)
-                w[4] |= context(bf, uBegin) << kUnboundedContextShift;
-            w[5] = uint32_t(bf.dataOffset + (uBegin - bf.holdBegin));
-            w[6] = kNone;
-        }
-    });
+    if (batch.prepared.size() == numSegments * kSegmentWords + 1 && batch.prepared.back() == numUnbounded)
+        words.assign(batch.prepared.begin(), batch.prepared.end() - 1);
+    else
+        buildSegmentTable(batch, numUnbounded, m_threads, words);
     std::vector<uint32_t> carry;
     // The last segment of every chunk that continues in the next batch: its exit states are carried.
     std::vector<std::pair<uint32_t, uint32_t>> carriedOut; // (batch file, segment)

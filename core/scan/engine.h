@@ -48,6 +48,14 @@ public:
         Q_UNUSED(params);
         Q_UNUSED(batchBytes);
     }
+    /// Called on the reader's thread for each batch once it is read, before scan(): an engine may compute
+    /// there what depends on the batch alone (into FileBatch::prepared), beside the scan of the batch before.
+    /// Must not touch what scan() uses. Default: nothing.
+    virtual void prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const
+    {
+        Q_UNUSED(batch);
+        Q_UNUSED(catalog);
+    }
     /// `carryIn` has, per batch file and unbounded group, the state to resume from (see BatchResult);
     /// entries of first chunks are ignored. Returns false with `error` set when the batch could not run.
     virtual bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

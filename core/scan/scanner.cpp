@@ -497,7 +497,11 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     std::thread reader([&] {
         int seenVersion = -1;
         Batcher batcher(
-            overlap, [&] { return empty.pop(); }, [&](std::unique_ptr<FileBatch> b) { full.push(std::move(b)); },
+            overlap, [&] { return empty.pop(); },
+            [&](std::unique_ptr<FileBatch> b) {
+                m_engine.prepareBatch(*b, m_catalog);
+                full.push(std::move(b));
+            },
             &m_cancel);
         batcher.setAllocator([this](int64_t bytes) { return m_engine.newHaystack(bytes); });
         auto applySizes = [&] {

@@ -96,6 +96,10 @@ public:
     {
         m_inner.prepare(catalog, params, batchBytes);
     }
+    void prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const override
+    {
+        m_inner.prepareBatch(batch, catalog);
+    }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override
     {
