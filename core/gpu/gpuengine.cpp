@@ -572,6 +572,8 @@ uint64_t unboundedGroups(const PatternCatalog &catalog)
 
 void GpuEngine::prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const
 {
+    if (m_disabled) // the batches run on the CPU engine
+        return;
     const uint64_t numUnbounded = unboundedGroups(catalog);
     buildSegmentTable(batch, numUnbounded, m_threads, batch.prepared);
     // Tagged with what it was built for: runOnGpu builds its own for another catalog.
@@ -580,6 +582,9 @@ void GpuEngine::prepareBatch(FileBatch &batch, const PatternCatalog &catalog) co
 
 void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes)
 {
+    // Nothing of an earlier scan's prepare() that no batch took up (a scan cancelled or with nothing to read).
+    m_prepareError.clear();
+    m_preparedTableBytes = 0;
     if (m_disabled)
         return;
     QString error;
@@ -625,10 +630,11 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     }
     const int64_t preparedTableBytes = std::exchange(m_preparedTableBytes, 0);
     if (!m_disabled && runOnGpu(batch, catalog, params, carryIn, result, &gpuError)) {
-        result.telemetry.bytesUploadedTables += preparedTableBytes;
         result.telemetry.wallMs = msSince(t0);
-        if (params.timeoutMs <= 0 || result.telemetry.wallMs <= params.timeoutMs)
+        if (params.timeoutMs <= 0 || result.telemetry.wallMs <= params.timeoutMs) {
+            result.telemetry.bytesUploadedTables += preparedTableBytes;
             return true;
+        }
         gpuError = QStringLiteral("the GPU took %1 ms, more than the %2 ms timeout").arg(qRound(result.telemetry.wallMs)).arg(params.timeoutMs);
     }
     // Nothing is lost: the batch runs again on the CPU with the same tables.

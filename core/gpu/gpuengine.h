@@ -106,7 +106,7 @@ private:
     std::unique_ptr<RhiDevice> m_device;
     CpuEngine m_fallback;
     bool m_loopLimited = false;
-    bool m_disabled = false; // a device error: the rest of the scan runs on the CPU
+    std::atomic_bool m_disabled { false }; // a device error: the rest runs on the CPU (read by prepareBatch too)
     QString m_prepareError;  // why prepare() failed, for the next scan() to report
     int64_t m_preparedTableBytes = 0; // tables prepare() uploaded, counted in the next scan()'s telemetry
 

@@ -389,7 +389,10 @@ void Batcher::collect()
             continue;
         changed = true;
         if (!o.opened && f.firstChunk) {
-            b.problems.push_back({ f.path, QStringLiteral("cannot open: ") + errnoText(o.error) });
+            // As the walk words it when it opens files itself (WalkOptions::testReadable).
+            const bool denied = o.error == EACCES || o.error == EPERM;
+            b.problems.push_back({ f.path, denied ? QStringLiteral("permission denied")
+                                                  : QStringLiteral("cannot open: ") + errnoText(o.error) });
             f.failed = true;
         } else if (o.error != 0) {
             b.problems.push_back({ f.path, QStringLiteral("read error: ") + errnoText(o.error) });

@@ -41,7 +41,8 @@ public:
     virtual Haystack newHaystack(int64_t bytes) { return allocateHaystack(bytes); }
     /// Called once before a scan's first batch, on the thread that calls scan(), while the first batch is being
     /// read: an engine may make ready what its first scan() would otherwise wait for (a GPU's pipelines, tables
-    /// and buffers of `batchBytes`). A failure here is for the first scan() to report. Default: nothing.
+    /// and buffers of `batchBytes`). A failure that leaves the engine unusable is reported by the first scan();
+    /// any other is met again, and reported, by the batch that needs what failed. Default: nothing.
     virtual void prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes)
     {
         Q_UNUSED(catalog);

@@ -325,6 +325,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         uint32_t file;
         size_t begin, end;
         uint32_t run; // the first unit of the same pattern in the same file, in `units`' order below
+        bool cut;     // may stop at the matches its condition needs (Scanner::m_matchesNeeded)
     };
     constexpr size_t kPiece = 1 << 14;
     constexpr size_t kYaraPiece = 1 << 10; // a YARA string's end costs a few microseconds
@@ -382,16 +383,19 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
                 // thousands of ends in one file, one unit on one thread while the others waited.
                 const bool limited = YaraMatchFinder::lengthLimited(*yara);
                 const auto run = uint32_t(fileUnits[f].size());
+                // A string with more ends in the chunk than YARA records matches is resolved in full: YARA's
+                // warning that its matches were capped (FileResult::capped) needs them counted.
+                const bool cut = j - i < size_t(RuleEvaluator::kMaxStringMatches);
                 for (size_t k = i; k < last;) {
                     size_t e = limited ? std::min(last, k + kYaraPiece) : last;
                     while (e < last && byFile[e].second - byFile[e - 1].second <= PriorityMatcher::kScanLimit)
                         ++e;
-                    fileUnits[f].push_back({ uint32_t(f), k, e, run });
+                    fileUnits[f].push_back({ uint32_t(f), k, e, run, cut });
                     k = e;
                 }
             } else {
                 for (size_t k = i; k < last; k += kPiece)
-                    fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + kPiece), 0 });
+                    fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + kPiece), 0, false });
             }
             i = j;
         }
@@ -436,7 +440,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         std::vector<Hit> &out = unitHits[order[k]];
         const bool verify = pattern < m_catalog.patterns.size() && m_catalog.patterns[pattern].verify;
         if (const auto &yara = m_rules.patterns[pattern].yara) {
-            const int64_t needed = found ? m_matchesNeeded[pattern] : Condition::kAllMatches;
+            const int64_t needed = found && unit.cut ? m_matchesNeeded[pattern] : Condition::kAllMatches;
             if (needed == Condition::kAllMatches) {
                 m_yara.find(*yara, int(pattern), ends, bf.fileSize, byteAt, verify, out);
                 return;
@@ -666,6 +670,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                     callbacks.fileDone(file);
             }
             done.clear();
+            known.clear();
 
             BatchTelemetry &t = result.telemetry;
             t.index = batch->index;

@@ -51,7 +51,8 @@ void YaraMatchFinder::find(const YaraString &yara, int pattern, const std::vecto
     // A match that starts further back than kScanLimit from an end ends elsewhere, and is tried from the span
     // of its own end (see lengthLimited()).
     const bool limited = lengthLimited(yara);
-    const size_t base = out.size();
+    // Starts of the matches earlier slices found, ascending: a start tried again gives the same match.
+    std::vector<int64_t> earlier;
     auto trySpans = [&](const std::vector<int64_t> &slice, bool again) {
         std::vector<int64_t> leftmost;
         m_starts.leftmostStarts(pattern, slice, fileSize, byteAt, leftmost, verify);
@@ -68,12 +69,8 @@ void YaraMatchFinder::find(const YaraString &yara, int pattern, const std::vecto
         int64_t next = 0; // starts below this were tried already, in this slice
         for (const auto &[lo, hi] : spans) {
             for (int64_t s = std::max(lo, next); s <= hi && out.size() < full; ++s) {
-                // A start an earlier slice tried gives the same match again.
-                auto triedBefore = [&] {
-                    const auto at = [&](const Hit &h) { return h.offset == s; };
-                    return std::any_of(out.begin() + ptrdiff_t(base), out.end(), at);
-                };
-                if (again && triedBefore())
+                if (again && !earlier.empty() && s <= earlier.back()
+                    && std::binary_search(earlier.begin(), earlier.end(), s))
                     continue;
                 bool wide = yara.matcherIsWide;
                 int64_t length = yara.matcher->match(s, fileSize, byteAt);
@@ -97,7 +94,13 @@ void YaraMatchFinder::find(const YaraString &yara, int pattern, const std::vecto
     }
     for (size_t at = 0; at < ends.size() && out.size() < full; at += slice) {
         const auto e = ends.begin() + ptrdiff_t(std::min(ends.size(), at + slice));
+        const size_t before = out.size();
         trySpans(std::vector<int64_t>(ends.begin() + ptrdiff_t(at), e), at > 0);
+        const size_t sorted = earlier.size();
+        for (size_t k = before; k < out.size(); ++k)
+            earlier.push_back(out[k].offset);
+        std::sort(earlier.begin() + ptrdiff_t(sorted), earlier.end());
+        std::inplace_merge(earlier.begin(), earlier.begin() + ptrdiff_t(sorted), earlier.end());
     }
 }
 

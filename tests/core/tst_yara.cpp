@@ -398,12 +398,23 @@ void TestYara::countsDecidedByTheFirstMatches()
         QVERIFY(writeFile(dir + QStringLiteral("/close%1").arg(n), body(n, 2)));
         QVERIFY(writeFile(dir + QStringLiteral("/apart%1").arg(n), body(n, 4200)));
     }
+    // Hundreds of ends fullword rejects before the matches: the ends are taken a slice at a time.
+    QByteArray rejected;
+    for (int i = 0; i < 600; ++i)
+        rejected += "xhost" + QByteArray::number(i) + "y ";
+    for (int n : { 5, 6, 7 }) {
+        QByteArray data = rejected;
+        for (int i = 0; i < n; ++i)
+            data += " host" + QByteArray::number(i) + " ";
+        QVERIFY(writeFile(dir + QStringLiteral("/rejected%1").arg(n), data + rejected));
+    }
     const QString rules = m_tmp.filePath(QStringLiteral("decided.yar"));
     QVERIFY(writeFile(rules, "rule above { strings: $u = /https?:\\/\\/[a-z0-9.-]+\\.(org|com)\\// condition: #u > 5 }\n"
                              "rule exactly { strings: $u = /http:\\/\\/[a-z0-9]+\\.example/ condition: #u == 6 }\n"
                              "rule below { strings: $u = /host[0-9]+\\.ex/ condition: 7 > #u and $u }\n"
                              "rule nested { strings: $a = /host[0-9]/ $b = /example\\.[a-z]+/ "
-                             "condition: for any of them : (# >= 7) }\n"));
+                             "condition: for any of them : (# >= 7) }\n"
+                             "rule worded { strings: $w = /host[0-9]+/ fullword condition: #w > 5 }\n"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-j"), QStringLiteral("1") });
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("--batch-bytes"),
@@ -452,8 +463,16 @@ void TestYara::tooManyMatchesCappedAsYara()
     // not listed), `over` sees the capped count too.
     QVERIFY(writeFile(rules, "rule zeros { strings: $z = { 00 00 00 00 } $t = \"tail\" condition: #z == 1000000 and @z[1000000] == 999999 and $t }\n"
                              "rule counted { strings: $z = { 00 00 00 00 } condition: #z == 1000000 }\n"
-                             "rule over { strings: $z = { 00 00 00 } condition: #z > 1000000 }\n"));
+                             "rule over { strings: $z = { 00 00 00 } condition: #z > 1000000 }\n"
+                             "rule found { strings: $r = /\\x00{4,5}/ condition: $r }\n"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+    // Without -s, `found` needs one match of $r to be decided, but YARA still warns that $r's were capped.
+    QByteArray out, err;
+    QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-r"),
+                      rules, dir },
+                    &out, &err),
+             0);
+    QVERIFY2(err.contains("string $r of rule found has more than 1000000 matches"), err.constData());
 }
 
 void TestYara::linksFollowedWithLAsYara()
