@@ -389,7 +389,7 @@ void Batcher::collect()
             continue;
         changed = true;
         if (!o.opened && f.firstChunk) {
-            // As the walk words it when it opens files itself (WalkOptions::testReadable).
+            // As the walk words it when it opens files itself (WalkOptions::testReadableFrom).
             const bool denied = o.error == EACCES || o.error == EPERM;
             b.problems.push_back({ f.path, denied ? QStringLiteral("permission denied")
                                                   : QStringLiteral("cannot open: ") + errnoText(o.error) });

@@ -205,7 +205,7 @@ private:
                         + QLatin1String(" bytes)"));
             return;
         }
-        if (!m_options.testReadable) {
+        if (st.st_size < m_options.testReadableFrom) {
             m_onFile(FileEntry { path, int64_t(st.st_size), viaLink });
             return;
         }

@@ -17,10 +17,11 @@ struct WalkOptions
     QStringList exclude;        ///< glob patterns on the file name or any path component
     int64_t maxFileSize = -1;   ///< larger files are reported as skipped; -1: no limit
     bool followSymlinks = false;
-    /// Open every regular file found to report one that cannot be read as a problem of the walk. A caller
-    /// that opens the files itself right after (the scanner's reader) reports them there instead: the walk
-    /// then costs an lstat() per file, not an open(), fstat() and close() more.
-    bool testReadable = true;
+    /// Regular files of at least this many bytes are opened to report one that cannot be read as a problem of
+    /// the walk. A caller that opens the files itself right after (the scanner's reader) reports the others
+    /// there, and asks only for large files to be tested (they would take a batch's room unread): the walk
+    /// then costs an lstat() per small file, not an open(), fstat() and close() more.
+    int64_t testReadableFrom = 0;
 };
 
 /**

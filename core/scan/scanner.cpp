@@ -522,9 +522,10 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         };
         applySizes();
         // The walk runs ahead on a thread of its own: once it has ended, the batcher knows what is left.
-        // The batcher opens every file it reads and reports one it cannot open: the walk need not open them too.
+        // The batcher opens every file it reads and reports one it cannot open: the walk need not open them too,
+        // but for large ones, which would take a batch's room unread.
         WalkOptions walkOptions = walk;
-        walkOptions.testReadable = false;
+        walkOptions.testReadableFrom = 1 << 20;
         WalkAhead walker(paths, walkOptions, &m_cancel);
         WalkAhead::Item item;
         while (!m_cancel) {
