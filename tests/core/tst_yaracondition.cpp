@@ -454,6 +454,19 @@ class TestYaraCondition : public QObject
 private:
     yaramod::Yaramod m_yaramod;
 
+    /// The condition of a rule over `$a = "ab"` and `$b = "cd"`, compiled alone (null with `why`).
+    ConditionPtr twoStringCondition(const QString &condition, QString *why)
+    {
+        std::istringstream in(twoStringRule(condition));
+        auto file = m_yaramod.parseStream(in);
+        return YaraConditionCompiler::compile(*file->getRules()[0], {}, why);
+    }
+
+    static std::string twoStringRule(const QString &condition)
+    {
+        return "rule t { strings: $a = \"ab\" $b = \"cd\" condition: " + condition.toStdString() + " }\n";
+    }
+
     /// Runs one rule file through both sides and requires the same verdict for every rule.
     void compareFile(const std::string &source, const QByteArray &data, bool expectCompiled, const QString &label)
     {
@@ -832,12 +845,9 @@ void TestYaraCondition::offsetsNeeded()
 {
     QFETCH(QString, condition);
     QFETCH(QString, located);
-    const std::string source = "rule t { strings: $a = \"ab\" $b = \"cd\" condition: " + condition.toStdString() + " }\n";
-    compareFile(source, QByteArray("abab_cdab_cd"), true, condition);
-    std::istringstream in(source);
-    auto file = m_yaramod.parseStream(in);
+    compareFile(twoStringRule(condition), QByteArray("abab_cdab_cd"), true, condition);
     QString why;
-    const ConditionPtr c = YaraConditionCompiler::compile(*file->getRules()[0], {}, &why);
+    const ConditionPtr c = twoStringCondition(condition, &why);
     QVERIFY2(c, qPrintable(why));
     const std::vector<bool> needs = c->stringsNeedingOffsets(2);
     QCOMPARE(QStringLiteral("%1%2").arg(int(needs[0])).arg(int(needs[1])), located);
@@ -865,13 +875,10 @@ void TestYaraCondition::matchesNeeded()
 {
     QFETCH(QString, condition);
     QFETCH(QString, needed);
-    const std::string source = "rule t { strings: $a = \"ab\" $b = \"cd\" condition: " + condition.toStdString() + " }\n";
     // The counts capped at what is needed give YARA's answer, on data with more matches than that.
-    compareFile(source, QByteArray("abab_cdab_cdabababab_cd"), true, condition);
-    std::istringstream in(source);
-    auto file = m_yaramod.parseStream(in);
+    compareFile(twoStringRule(condition), QByteArray("abab_cdab_cdabababab_cd"), true, condition);
     QString why;
-    const ConditionPtr c = YaraConditionCompiler::compile(*file->getRules()[0], {}, &why);
+    const ConditionPtr c = twoStringCondition(condition, &why);
     QVERIFY2(c, qPrintable(why));
     const std::vector<int64_t> n = c->matchesNeeded(2);
     auto text = [](int64_t v) { return v == Condition::kAllMatches ? QStringLiteral("*") : QString::number(v); };
