@@ -559,6 +559,11 @@ int PatternCatalog::maxBoundedMatchLength() const
     return best;
 }
 
+size_t PatternCatalog::unboundedGroups() const
+{
+    return size_t(std::count_if(groups.begin(), groups.end(), [](const DfaGroup &g) { return g.unbounded(); }));
+}
+
 PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOptions &options)
 {
     QElapsedTimer timer;

@@ -72,6 +72,8 @@ struct PatternCatalog
     size_t tableBytes() const;
     /// Longest bounded match over all bounded groups: segments overlap by this minus one.
     int maxBoundedMatchLength() const;
+    /// Groups walked over whole files, whose states are carried from chunk to chunk.
+    size_t unboundedGroups() const;
 
     static PatternCatalog compile(const RuleSet &rules, const CompileOptions &options = {});
     /// The user's cache folder for grouping hints (CompileOptions::groupingHintDir), shared by the CLI and

@@ -562,19 +562,13 @@ void buildSegmentTable(const FileBatch &batch, uint64_t numUnbounded, int thread
         }
     });
 }
-
-uint64_t unboundedGroups(const PatternCatalog &catalog)
-{
-    return uint64_t(std::count_if(catalog.groups.begin(), catalog.groups.end(),
-                                  [](const DfaGroup &g) { return g.unbounded(); }));
-}
 } // namespace
 
 void GpuEngine::prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const
 {
     if (m_disabled) // the batches run on the CPU engine
         return;
-    const uint64_t numUnbounded = unboundedGroups(catalog);
+    const uint64_t numUnbounded = catalog.unboundedGroups();
     buildSegmentTable(batch, numUnbounded, m_threads, batch.prepared);
     // Tagged with what it was built for: runOnGpu builds its own for another catalog.
     batch.prepared.push_back(uint32_t(numUnbounded));

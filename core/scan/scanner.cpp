@@ -707,8 +707,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         }
     });
 
-    const size_t numUnbounded = size_t(std::count_if(m_catalog.groups.begin(), m_catalog.groups.end(),
-                                                      [](const DfaGroup &g) { return g.unbounded(); }));
+    const size_t numUnbounded = m_catalog.unboundedGroups();
     std::vector<uint32_t> carry;
     {
         // While the first batch is read.
