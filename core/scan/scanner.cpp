@@ -594,8 +594,8 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             const auto r0 = Clock::now();
             const LaunchParams &params = job->params;
             BatchResult &result = job->result;
-            resolve(*batch, result,
-                    params.threads > 0 ? params.threads : hardwareThreads(), perFile, perFileCounts);
+            const int threads = params.threads > 0 ? params.threads : hardwareThreads();
+            resolve(*batch, result, threads, perFile, perFileCounts);
 
             for (const QString &n : result.notices)
                 if (callbacks.notice)
@@ -645,7 +645,6 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 pending = {};
             }
             // Whole files, independent of each other: tens of thousands of small files make a batch.
-            const int threads = params.threads > 0 ? params.threads : hardwareThreads();
             parallelFor(numFiles, numFiles < 1024 ? 1 : threads, [&](size_t f, int) {
                 const BatchFile &bf = batch->files[f];
                 if (bf.failed || !bf.firstChunk || !bf.lastChunk)
@@ -660,7 +659,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             });
             // Files are independent: their hits are ordered and their rules decided on several threads (a
             // YARA scan can bring tens of millions of hits), then reported in order.
-            finishFiles(done, known, params.threads > 0 ? params.threads : hardwareThreads());
+            finishFiles(done, known, threads);
             for (FileResult &file : done) {
                 ++summary.files;
                 summary.bytes += file.size;
