@@ -215,11 +215,15 @@ private Q_SLOTS:
     {
         const QString tele = m_tmp.path() + QLatin1String("/tele.jsonl");
         QByteArray out, err;
-        QCOMPARE(TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("--json"), QStringLiteral("--batch-bytes"),
-                                    QStringLiteral("256K"), QStringLiteral("--telemetry"), tele, QStringLiteral("-r"),
-                                    m_case.literalsFile, m_case.dir },
-                                  &out, &err),
-                 0);
+        // The README's pipeline trace too: a line per batch on stderr.
+        qputenv("HITSCOPE_PIPELINE_TRACE", "1");
+        const int rc = TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("--json"),
+                                          QStringLiteral("--batch-bytes"), QStringLiteral("256K"),
+                                          QStringLiteral("--telemetry"), tele, QStringLiteral("-r"),
+                                          m_case.literalsFile, m_case.dir },
+                                        &out, &err);
+        qunsetenv("HITSCOPE_PIPELINE_TRACE");
+        QCOMPARE(rc, 0);
         QJsonObject summary;
         parseJsonHits(out, &summary);
         QFile f(tele);
@@ -234,6 +238,11 @@ private Q_SLOTS:
             const QJsonObject o = QJsonDocument::fromJson(l).object();
             QCOMPARE(o.value(QLatin1String("index")).toInt(), lines);
             QVERIFY(o.value(QLatin1String("wall_ms")).toDouble() > 0);
+            QVERIFY(o.contains(QLatin1String("read_ms")) && o.contains(QLatin1String("buffer_wait_ms")));
+            QVERIFY(o.value(QLatin1String("read_ms")).toDouble() >= 0);
+            QVERIFY(o.value(QLatin1String("buffer_wait_ms")).toDouble() >= 0);
+            const QByteArray traced = "pipeline batch " + QByteArray::number(lines) + ": ";
+            QVERIFY2(err.contains(traced), err.constData());
             bytes += o.value(QLatin1String("bytes")).toInteger();
             hits += o.value(QLatin1String("hits")).toInteger();
             haystacks.push_back(o.value(QLatin1String("haystack_bytes")).toInteger());
@@ -241,6 +250,7 @@ private Q_SLOTS:
         }
         QVERIFY(lines > 3);
         QCOMPARE(lines, summary.value(QLatin1String("batches")).toInt());
+        QCOMPARE(int(err.count("pipeline batch ")), lines);
         // The batch ramp as users get it: the first three batches hold at most 1/8, 1/4 and 1/2 of 256 KiB, and
         // the walk (a few thousand files) has ended long before the last batch, which is then at most half.
         for (int i = 0; i < 3; ++i)
