@@ -267,7 +267,6 @@ void Batcher::flush()
     batch->used = m_plan->used;
     batch->ownedBytes = m_plan->ownedBytes;
     batch->bufferWaitMs = waitMs;
-    batch->readMs = 0;
     batch->readBegan = batch->readEnded = std::chrono::steady_clock::now();
     m_plan->clear();
     m_plan->index = -1;
@@ -285,7 +284,6 @@ void Batcher::flush()
         b.readBegan = std::chrono::steady_clock::now();
         read->outcomes = readChunks(b, threads, pieceBytes);
         b.readEnded = std::chrono::steady_clock::now();
-        b.readMs = std::chrono::duration<double, std::milli>(b.readEnded - b.readBegan).count();
         read->done.store(true, std::memory_order_release);
     });
 }

@@ -75,9 +75,10 @@ struct FileBatch
     int64_t used = 0;
     int64_t ownedBytes = 0; ///< bytes of files this batch is responsible for (no overlaps)
     int overlap = 0;        ///< bytes before ownBegin a bounded match may start at (max length - 1)
-    double readMs = 0;      ///< time its bytes took to read, from the read threads' start to their end
     double bufferWaitMs = 0; ///< time the reader waited for a free buffer for it (the stages behind were busy)
-    std::chrono::steady_clock::time_point readBegan, readEnded; ///< for HITSCOPE_PIPELINE_TRACE
+    /// When the read threads started and ended (equal for a batch with nothing to read).
+    std::chrono::steady_clock::time_point readBegan, readEnded;
+    double readMs() const { return std::chrono::duration<double, std::milli>(readEnded - readBegan).count(); }
     std::vector<BatchFile> files;
     std::vector<Segment> segments;
     std::vector<FileProblem> problems; ///< found while walking or reading, reported in order

@@ -685,7 +685,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             const auto now = Clock::now();
             t.wallMs = std::chrono::duration<double, std::milli>(now - std::max(job->began, lastDone)).count();
             lastDone = now;
-            t.readMs = batch->readMs;
+            t.readMs = batch->readMs();
             t.bufferWaitMs = batch->bufferWaitMs;
             if (trace) {
                 auto at = [&](Clock::time_point p) {
