@@ -17,6 +17,7 @@
 #include "gpu/rhiframe.h"
 #include "gpu/vulkanhostbuffer.h"
 #include "gpu/vulkanstaging.h"
+#include "gpu/vulkantransfer.h"
 #include "util/parallel.h"
 
 namespace Hitscope {
@@ -172,7 +173,7 @@ std::unique_ptr<GpuEngine> GpuEngine::choose(bool required, const RhiDeviceOptio
 // when the scan ends) is kept, imported, for the next scan.
 struct GpuEngine::HostImports
 {
-    static constexpr size_t kMaxIdle = 4; // the buffers of one scan (Scanner::run)
+    static constexpr size_t kMaxIdle = 5; // the buffers of one scan (Scanner::run)
 
     std::mutex mutex;
     RhiDevice *device = nullptr; // null once the engine is gone
@@ -195,11 +196,16 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
     m_profile = qEnvironmentVariableIsSet("HITSCOPE_GPU_PROFILE");
     if (m_profile)
         m_uploadTimer = std::make_unique<GpuTimer>(*m_device);
+    // Only imported haystacks are copied ahead: a plain one would first need a staging copy of its own.
+    if (m_hostImports->device && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_PREFETCH"))
+        m_transfer = VulkanTransfer::create(*m_device);
 }
 
 GpuEngine::~GpuEngine()
 {
-    // QRhi resources go before the device (declaration order would destroy the device last anyway).
+    // QRhi resources go before the device (declaration order would destroy the device last anyway). A copy in
+    // flight reads an imported haystack: it ends before the imports go.
+    m_transfer.reset();
     {
         // Haystacks still alive keep their memory, but not its import, which needs the device.
         std::lock_guard lock(m_hostImports->mutex);
@@ -216,6 +222,7 @@ GpuEngine::~GpuEngine()
     m_bindings.reset();
     m_params.reset();
     m_haystack.reset();
+    m_spareHaystack.reset();
     m_transitions.reset();
     m_aux.reset();
     m_segments.reset();
@@ -623,7 +630,10 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         m_prepareError.clear();
     }
     const int64_t preparedTableBytes = std::exchange(m_preparedTableBytes, 0);
-    if (!m_disabled && runOnGpu(batch, catalog, params, carryIn, result, &gpuError)) {
+    const FileBatch *next = std::exchange(m_next, nullptr);
+    if (m_disabled)
+        dropPrefetch();
+    if (!m_disabled && runOnGpu(batch, catalog, params, carryIn, result, &gpuError, next)) {
         result.telemetry.wallMs = msSince(t0);
         if (params.timeoutMs <= 0 || result.telemetry.wallMs <= params.timeoutMs) {
             result.telemetry.bytesUploadedTables += preparedTableBytes;
@@ -650,12 +660,79 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     return true;
 }
 
+void GpuEngine::setNext(const FileBatch &next)
+{
+    m_next = &next;
+}
+
+void GpuEngine::forgetNext()
+{
+    m_next = nullptr;
+    dropPrefetch();
+}
+
+void GpuEngine::dropPrefetch()
+{
+    if (m_transfer)
+        m_transfer->wait();
+    m_prefetched = {};
+}
+
+int64_t GpuEngine::haystackBufferBytes(const FileBatch &batch) const
+{
+    // Sized for the batch's buffer, not its bytes: the small first batches of a ramp would grow it again.
+    const int64_t bytes = std::min(std::max(batch.capacity, batch.used), maxBatchBytes());
+    return roundUp16(roundUp4(std::max(bytes, batch.used)));
+}
+
+void GpuEngine::startPrefetch(const FileBatch &next)
+{
+    const int64_t bytes = roundUp4(next.used);
+    if (bytes == 0)
+        return;
+    const VulkanHostBuffer *source = nullptr;
+    {
+        std::lock_guard lock(m_hostImports->mutex);
+        const auto it = m_hostImports->buffers.find(next.haystack.get());
+        if (it != m_hostImports->buffers.end() && it->second->size() >= bytes)
+            source = it->second.get();
+    }
+    QString ignored; // the batch is uploaded in its own frame instead, which meets (and reports) the failure
+    if (!source || !ensureBuffer(m_spareHaystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer,
+                                 haystackBufferBytes(next), &ignored))
+        return;
+    if (m_transfer->submit(*source, m_spareHaystack.get(), bytes))
+        m_prefetched = { &next, next.index, next.used };
+}
+
 bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
-                         const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
+                         const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
+                         const FileBatch *next)
 {
     const auto t0 = Clock::now();
     m_threads = params.threads > 0 ? params.threads : hardwareThreads();
-    m_profileStagingMs = m_profileUploadMs = m_profileFrameWaitMs = m_profileSetupMs = 0;
+    m_profileStagingMs = m_profileUploadMs = m_profileFrameWaitMs = m_profileSetupMs = m_profileTransferWaitMs = 0;
+    // This batch's haystack is on the GPU already when it was copied during the scan before.
+    bool resident = false;
+    if (m_prefetched.batch) {
+        const bool mine = m_prefetched.batch == &batch && m_prefetched.index == batch.index
+            && m_prefetched.used == batch.used;
+        const auto w0 = Clock::now();
+        const bool copied = m_transfer->wait();
+        m_profileTransferWaitMs = msSince(w0);
+        m_prefetched = {};
+        if (!copied) {
+            *error = QStringLiteral("the GPU device failed while copying batch %1").arg(batch.index);
+            m_disabled = true;
+            return false;
+        }
+        if (mine) {
+            std::swap(m_haystack, m_spareHaystack);
+            m_bindingsDirty = true;
+            resident = true;
+            ++m_batchesPrefetched;
+        }
+    }
     BatchTelemetry &t = result.telemetry;
     t.engine = name();
     t.backend = m_device->backendName();
@@ -722,14 +799,15 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
         ? params.hitCapacity
         : std::max(m_hitCapacity, m_loopLimited ? kDefaultHitCapacityLimited : kDefaultHitCapacity);
     const int64_t maxCapacity = std::max<int64_t>(1, m_device->limits().maxStorageBufferRange / (kHitWords * 4));
-    // Sized for the batch's buffer, not its bytes: the small first batches of a ramp would grow it again.
-    const int64_t haystackBytes = std::min(std::max(batch.capacity, batch.used), maxBatchBytes());
     const auto b0 = Clock::now();
-    if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, roundUp16(roundUp4(std::max(haystackBytes, batch.used))), error)
+    if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, haystackBufferBytes(batch), error)
         || !ensureBuffer(m_segments, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(words.size()) * 4, error)
         || !ensureBuffer(m_itemState, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, int64_t(stateWords) * 4, error))
         return false;
     m_profileSetupMs += msSince(b0);
+    // The next batch's copy runs beside this one's frames (on a transfer queue) or before them (on one queue).
+    if (next && m_transfer)
+        startPrefetch(*next);
 
     // Queue words of a frame: [0] hit attempts, a head per phase, items completed by the main phases, then per
     // fix-up pass items completed and items scanned again.
@@ -794,7 +872,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
             const auto f0 = Clock::now();
             const int queueWords = 2 + int(phases.size()) + 2 * fixups;
             if (!runFrame(batch, catalog, params, phaseItems, paramWords(phases, capacity), queueWords, attempts,
-                          first && uploadHaystack, t, q, error))
+                          first && uploadHaystack, resident, t, q, error))
                 return false;
             frameMs += msSince(f0);
             ++frames;
@@ -981,11 +1059,14 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     t.rescannedSegments = rescanned;
     if (m_profile)
         std::fprintf(stderr,
-                     "gpu batch %d: %llu segments, %llu items; table %.1f ms, buffers, tables and pipeline %.1f ms, %d frames %.1f ms (staging copy %.1f ms, "
+                     "gpu batch %d: %llu segments, %llu items; %s; table %.1f ms, buffers, tables and pipeline %.1f ms, %d frames %.1f ms (staging copy %.1f ms, "
                      "submit and wait %.1f ms: GPU copies %.1f ms, kernel %.1f ms), %d fix-up passes scanning %lld items "
                      "again, read-back %.1f ms, %lld hits and %lld counted ends (%lld counts) %.1f ms\n",
                      batch.index, static_cast<unsigned long long>(numSegments),
-                     static_cast<unsigned long long>(mainItems), buildMs, m_profileSetupMs, frames, frameMs, m_profileStagingMs,
+                     static_cast<unsigned long long>(mainItems),
+                     resident ? qPrintable(QStringLiteral("copied ahead (waited %1 ms)").arg(m_profileTransferWaitMs, 0, 'f', 1))
+                              : "copied in its frame",
+                     buildMs, m_profileSetupMs, frames, frameMs, m_profileStagingMs,
                      m_profileFrameWaitMs, m_profileUploadMs, t.gpuMs, passes,
                      static_cast<long long>(rescanned), readMs, static_cast<long long>(total),
                      static_cast<long long>(totalCounted), static_cast<long long>(totalCounts), msSince(h0));
@@ -994,7 +1075,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
 
 bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                          const std::vector<uint32_t> &phaseItems, const std::vector<uint32_t> &paramWords,
-                         int queueWords, uint32_t attemptsBefore, bool upload, BatchTelemetry &t,
+                         int queueWords, uint32_t attemptsBefore, bool upload, bool resident, BatchTelemetry &t,
                          std::vector<uint32_t> &queue, QString *error)
 {
     QRhi *rhi = m_device->rhi();
@@ -1059,13 +1140,13 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     auto at256 = [](int64_t v) { return (v + 255) & ~int64_t(255); };
     // A haystack of newHaystack()'s that the device imported is copied to the GPU from where it was read.
     const VulkanHostBuffer *hostSource = nullptr;
-    if (upload && m_hostImports->device) {
+    if (upload && !resident && m_hostImports->device) {
         std::lock_guard lock(m_hostImports->mutex);
         const auto it = m_hostImports->buffers.find(batch.haystack.get());
         if (it != m_hostImports->buffers.end() && it->second->size() >= hayBytes)
             hostSource = it->second.get();
     }
-    const int64_t segAt = hostSource ? 0 : at256(std::max<int64_t>(batch.capacity, hayBytes));
+    const int64_t segAt = hostSource || resident ? 0 : at256(std::max<int64_t>(batch.capacity, hayBytes));
     const int64_t queueAt = segAt + at256(segBytes);
     const int64_t paramsAt = queueAt + at256(int64_t(queueWords) * 4);
     const int64_t stagingBytes = paramsAt + paramBytes.size();
@@ -1078,14 +1159,15 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     if (m_staging) {
         uint8_t *base = m_staging->data();
         if (upload) {
-            if (!hostSource) {
+            if (!hostSource && !resident) {
                 const auto c0 = Clock::now();
                 parallelCopy(base, batch.haystack.get(), hayBytes, m_threads);
                 m_profileStagingMs += msSince(c0);
                 t.bytesStaged += hayBytes;
             }
             std::memcpy(base + segAt, m_segmentWords.data(), size_t(segBytes));
-            copies.push_back({ 0, m_haystack.get(), hayBytes, hostSource });
+            if (!resident)
+                copies.push_back({ 0, m_haystack.get(), hayBytes, hostSource });
             copies.push_back({ segAt, m_segments.get(), segBytes });
         }
         std::memcpy(base + queueAt, queueInit.data(), queueInit.size() * 4);
@@ -1094,7 +1176,8 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         copies.push_back({ paramsAt, m_params.get(), paramBytes.size() });
     } else {
         if (upload) {
-            updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), batch.haystack.get());
+            if (!resident)
+                updates->uploadStaticBuffer(m_haystack.get(), 0, int(hayBytes), batch.haystack.get());
             updates->uploadStaticBuffer(m_segments.get(), 0, int(segBytes), m_segmentWords.data());
         }
         updates->uploadStaticBuffer(m_queue.get(), 0, queueWords * 4, queueInit.data());
@@ -1124,6 +1207,8 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
             if (m_uploadTimer)
                 m_uploadTimer->end(cb);
         }
+        if (upload && resident)
+            m_transfer->recordAcquire(cb, m_haystack.get(), hayBytes);
         cb->beginComputePass(updates);
         cb->endComputePass();
         m_timer->begin(cb);

@@ -15,6 +15,7 @@ namespace Hitscope {
 
 class GpuTimer;
 class VulkanStaging;
+class VulkanTransfer;
 
 /**
  * The GPU engine on QRhi compute: per batch one upload (haystack and a small segment table) and a frame of
@@ -60,8 +61,14 @@ public:
     void prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes) override;
     /// The batch's segment table (4-16 ms of a 512 MiB batch's engine call on the H200), on the reader's thread.
     void prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const override;
+    /// The next batch's haystack, when the device imported it, is copied to the GPU by the transfer queue while
+    /// this one is scanned (Vulkan; HITSCOPE_GPU_NO_PREFETCH turns it off).
+    void setNext(const FileBatch &next) override;
+    void forgetNext() override;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
+    /// Batches whose haystack was on the GPU before their scan began (see setNext()).
+    int64_t batchesPrefetched() const { return m_batchesPrefetched; }
 
     RhiDevice &device() { return *m_device; }
     /// True on Mesa's software drivers, where an invocation may run only 65,535 loop iterations.
@@ -94,14 +101,23 @@ private:
     /// The scan kernel of that workgroup size, with the counting code when `counting` (see setCountedPatterns).
     QRhiComputePipeline *pipelineFor(int workgroupSize, bool counting, bool *cacheHit, QString *error);
     const Plan &planFor(const std::vector<uint32_t> &queueLens, int lanes, uint32_t budget, bool *cacheHit);
+    /// With `next`, starts copying that batch's haystack before this one's frames (see setNext()).
     bool runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
-                  const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error);
+                  const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
+                  const FileBatch *next = nullptr);
+    /// Bytes of the haystack buffer for `batch` (its buffer's capacity, so that a ramp does not regrow it).
+    int64_t haystackBufferBytes(const FileBatch &batch) const;
     /// One frame: uploads (the haystack and segment table with `upload`), one compute pass per phase of
     /// `phaseItems` items (parameters from `paramWords`), then the queue read back into `queue`.
+    /// `resident`: the haystack is in m_haystack already (prefetched), only the segment table is uploaded.
     bool runFrame(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                   const std::vector<uint32_t> &phaseItems, const std::vector<uint32_t> &paramWords, int queueWords,
-                  uint32_t attemptsBefore, bool upload, BatchTelemetry &t, std::vector<uint32_t> &queue,
-                  QString *error);
+                  uint32_t attemptsBefore, bool upload, bool resident, BatchTelemetry &t,
+                  std::vector<uint32_t> &queue, QString *error);
+    /// Starts copying `next`'s haystack into m_spareHaystack, when the device imported it.
+    void startPrefetch(const FileBatch &next);
+    /// Waits for a copy in flight and forgets it.
+    void dropPrefetch();
 
     std::unique_ptr<RhiDevice> m_device;
     CpuEngine m_fallback;
@@ -112,6 +128,7 @@ private:
 
     std::unique_ptr<QRhiBuffer> m_params;
     std::unique_ptr<QRhiBuffer> m_haystack;
+    std::unique_ptr<QRhiBuffer> m_spareHaystack; // the next batch's, copied while m_haystack's is scanned
     std::unique_ptr<QRhiBuffer> m_transitions;
     std::unique_ptr<QRhiBuffer> m_aux;
     std::unique_ptr<QRhiBuffer> m_segments;
@@ -136,6 +153,17 @@ private:
     double m_profileFrameWaitMs = 0;
     double m_profileSetupMs = 0; // buffers (re)created, tables uploaded, pipeline made
     std::unique_ptr<VulkanStaging> m_staging;
+    std::unique_ptr<VulkanTransfer> m_transfer; // null: no prefetching
+    const FileBatch *m_next = nullptr;          // setNext()'s, until the next scan() starts copying it
+    // The batch being copied into m_spareHaystack (compared by address, index and size: buffers are reused).
+    struct Prefetched
+    {
+        const FileBatch *batch = nullptr;
+        int index = -1;
+        int64_t used = 0;
+    } m_prefetched;
+    int64_t m_batchesPrefetched = 0;
+    double m_profileTransferWaitMs = 0; // profiling only: waited for the prefetch copy
     std::shared_ptr<HostImports> m_hostImports; // shared with the haystacks' deleters, which may outlive us
     std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating
     bool m_profile = false;               // HITSCOPE_GPU_PROFILE: per-batch host phase times on stderr

@@ -219,6 +219,13 @@ RhiDevice::~RhiDevice()
     if (m_thread && QThread::currentThread() != m_thread)
         qCCritical(lcGpu, "RhiDevice destroyed on a thread that does not own it");
     m_rhi.reset();
+#if QT_CONFIG(vulkan)
+    // QRhi does not destroy a device it imported.
+    if (m_ownedDevice) {
+        m_vulkan->deviceFunctions(m_ownedDevice)->vkDestroyDevice(m_ownedDevice, nullptr);
+        m_vulkan->resetDeviceFunctions(m_ownedDevice);
+    }
+#endif
     m_ownedSurface.reset();
     m_vulkan.reset();
 }
@@ -267,47 +274,34 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
 
     QRhiVulkanInitParams params;
     params.inst = m_vulkan.get();
-    QRhiVulkanNativeHandles import; // a physical device alone: QRhi still creates the VkDevice and queue
     QVulkanFunctions *f = m_vulkan->functions();
     uint32_t count = 0;
     f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, nullptr);
     std::vector<VkPhysicalDevice> devices(count);
     f->vkEnumeratePhysicalDevices(m_vulkan->vkInstance(), &count, devices.data());
-    if (options.vulkanDeviceIndex >= 0) {
-        if (uint32_t(options.vulkanDeviceIndex) >= count) {
-            *error = QStringLiteral("there is no Vulkan device %1 (%2 found).")
-                         .arg(options.vulkanDeviceIndex)
-                         .arg(count);
-            return false;
-        }
-        import.physDev = devices[size_t(options.vulkanDeviceIndex)];
+    // QRhi's own choice when none is made: QT_VK_PHYSICAL_DEVICE_INDEX, else the first.
+    int index = options.vulkanDeviceIndex;
+    if (index < 0)
+        index = qEnvironmentVariableIsSet("QT_VK_PHYSICAL_DEVICE_INDEX")
+            ? qEnvironmentVariableIntValue("QT_VK_PHYSICAL_DEVICE_INDEX")
+            : 0;
+    if (index < 0 || uint32_t(index) >= count) {
+        *error = count == 0 ? QStringLiteral("there is no Vulkan device.")
+                            : QStringLiteral("there is no Vulkan device %1 (%2 found).").arg(index).arg(count);
+        return false;
     }
-    // Host memory import (batches copied to the GPU from where they were read), where the device QRhi will
-    // pick has it: asked for only then, as QRhi warns about extensions a device lacks.
-    const VkPhysicalDevice hostImportDevice = import.physDev ? import.physDev : (count > 0 ? devices[0] : VK_NULL_HANDLE);
-    if (hostImportDevice && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_HOST_IMPORT")) {
-        uint32_t n = 0;
-        f->vkEnumerateDeviceExtensionProperties(hostImportDevice, nullptr, &n, nullptr);
-        std::vector<VkExtensionProperties> exts(n);
-        f->vkEnumerateDeviceExtensionProperties(hostImportDevice, nullptr, &n, exts.data());
-        for (const VkExtensionProperties &e : exts)
-            if (qstrcmp(e.extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
-                m_hostMemoryImport = true;
-        if (m_hostMemoryImport)
-            params.deviceExtensions = { QByteArrayLiteral(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) };
-    }
-    m_rhi.reset(QRhi::create(QRhi::Vulkan, &params, {}, import.physDev ? &import : nullptr));
+    const VkPhysicalDevice physDev = devices[size_t(index)];
+    QRhiVulkanNativeHandles import;
+    if (!createVulkanDevice(physDev, &import, error))
+        return false;
+    m_rhi.reset(QRhi::create(QRhi::Vulkan, &params, {}, &import));
     if (!m_rhi) {
-        *error = QStringLiteral("no Vulkan device could be created (see the warnings above).");
+        *error = QStringLiteral("QRhi could not use the Vulkan device (see the warnings above).");
         return false;
     }
     const auto *handles = static_cast<const QRhiVulkanNativeHandles *>(m_rhi->nativeHandles());
-    if (import.physDev && handles->physDev != import.physDev) {
-        *error = QStringLiteral("this Qt ignored the choice of Vulkan device %1.").arg(options.vulkanDeviceIndex);
-        return false;
-    }
     if (m_hostMemoryImport) {
-        // Only where the extension was asked for on the device QRhi took, with the alignment it needs known.
+        // Used only with the alignment it needs known.
         auto properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
             m_vulkan->getInstanceProcAddr("vkGetPhysicalDeviceProperties2"));
         VkPhysicalDeviceExternalMemoryHostPropertiesEXT host {};
@@ -318,7 +312,7 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
         if (properties2)
             properties2(handles->physDev, &props);
         m_hostImportAlignment = int64_t(host.minImportedHostPointerAlignment);
-        if (handles->physDev != hostImportDevice || m_hostImportAlignment <= 0)
+        if (m_hostImportAlignment <= 0)
             m_hostMemoryImport = false;
     }
     m_vulkanFunctions = m_vulkan->deviceFunctions(handles->dev);
@@ -331,6 +325,91 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
     return false;
 #endif
 }
+
+#if QT_CONFIG(vulkan)
+bool RhiDevice::createVulkanDevice(VkPhysicalDevice physDev, QRhiVulkanNativeHandles *import, QString *error)
+{
+    // Made here rather than by QRhi, which asks for one queue: a transfer-only queue family (the copy engines of
+    // a discrete GPU) moves the next batch to the GPU while the compute queue scans this one.
+    QVulkanFunctions *f = m_vulkan->functions();
+    uint32_t familyCount = 0;
+    f->vkGetPhysicalDeviceQueueFamilyProperties(physDev, &familyCount, nullptr);
+    std::vector<VkQueueFamilyProperties> families(familyCount);
+    f->vkGetPhysicalDeviceQueueFamilyProperties(physDev, &familyCount, families.data());
+    int gfx = -1;
+    int transfer = -1;
+    for (uint32_t i = 0; i < familyCount; ++i) {
+        const VkQueueFlags flags = families[i].queueFlags;
+        if (gfx < 0 && (flags & VK_QUEUE_GRAPHICS_BIT) && (flags & VK_QUEUE_COMPUTE_BIT))
+            gfx = int(i);
+        if (transfer < 0 && families[i].queueCount > 0 && (flags & VK_QUEUE_TRANSFER_BIT)
+            && !(flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
+            transfer = int(i);
+    }
+    if (gfx < 0) {
+        *error = QStringLiteral("the Vulkan device has no queue for graphics and compute.");
+        return false;
+    }
+    if (qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_TRANSFER_QUEUE"))
+        transfer = -1;
+
+    uint32_t extCount = 0;
+    f->vkEnumerateDeviceExtensionProperties(physDev, nullptr, &extCount, nullptr);
+    std::vector<VkExtensionProperties> exts(extCount);
+    f->vkEnumerateDeviceExtensionProperties(physDev, nullptr, &extCount, exts.data());
+    auto has = [&](const char *name) {
+        return std::any_of(exts.begin(), exts.end(),
+                           [&](const VkExtensionProperties &e) { return qstrcmp(e.extensionName, name) == 0; });
+    };
+    std::vector<const char *> enabled;
+    // Batches copied to the GPU from where they were read.
+    m_hostMemoryImport = has(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)
+        && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_HOST_IMPORT");
+    if (m_hostMemoryImport)
+        enabled.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    // Required where it exists (MoltenVK), as QRhi does.
+    if (has("VK_KHR_portability_subset")
+        && m_vulkan->extensions().contains(QByteArrayLiteral("VK_KHR_get_physical_device_properties2")))
+        enabled.push_back("VK_KHR_portability_subset");
+
+    const float priority = 0;
+    VkDeviceQueueCreateInfo queues[2] {};
+    for (VkDeviceQueueCreateInfo &q : queues) {
+        q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+        q.queueCount = 1;
+        q.pQueuePriorities = &priority;
+    }
+    queues[0].queueFamilyIndex = uint32_t(gfx);
+    queues[1].queueFamilyIndex = uint32_t(std::max(transfer, 0));
+    // Every supported core feature but robustness, which costs speed: as QRhi enables them.
+    VkPhysicalDeviceFeatures features;
+    f->vkGetPhysicalDeviceFeatures(physDev, &features);
+    features.robustBufferAccess = VK_FALSE;
+    VkDeviceCreateInfo info {};
+    info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    info.queueCreateInfoCount = transfer >= 0 ? 2 : 1;
+    info.pQueueCreateInfos = queues;
+    info.enabledExtensionCount = uint32_t(enabled.size());
+    info.ppEnabledExtensionNames = enabled.data();
+    info.pEnabledFeatures = &features;
+    VkDevice dev = VK_NULL_HANDLE;
+    const VkResult r = f->vkCreateDevice(physDev, &info, nullptr, &dev);
+    if (r != VK_SUCCESS) {
+        *error = QStringLiteral("no Vulkan device could be created (VkResult %1).").arg(int(r));
+        return false;
+    }
+    m_ownedDevice = dev;
+    m_transferFamily = transfer;
+    QVulkanDeviceFunctions *df = m_vulkan->deviceFunctions(dev);
+    if (transfer >= 0)
+        df->vkGetDeviceQueue(dev, uint32_t(transfer), 0, &m_transferQueue);
+    import->physDev = physDev;
+    import->dev = dev;
+    import->gfxQueueFamilyIdx = gfx;
+    import->gfxQueueIdx = 0;
+    return true;
+}
+#endif
 
 bool RhiDevice::createOpenGL(const RhiDeviceOptions &options, QString *error)
 {

@@ -69,6 +69,11 @@ public:
     /// it (QVulkanInstance::deviceFunctions() builds it on first use, which is not thread-safe); null unless
     /// the backend is Vulkan.
     QVulkanDeviceFunctions *vulkanFunctions() const { return m_vulkanFunctions; }
+    /// A queue of a transfer-only family (a discrete GPU's copy engines), which copies beside the compute
+    /// queue; null where the device has none (Mesa's software Vulkan) or HITSCOPE_GPU_NO_TRANSFER_QUEUE is set.
+    VkQueue transferQueue() const { return m_transferQueue; }
+    /// The family of transferQueue(), or -1.
+    int transferQueueFamily() const { return m_transferFamily; }
 #endif
     /// Whether the Vulkan device was created with VK_EXT_external_memory_host (see VulkanHostBuffer).
     bool hasHostMemoryImport() const { return m_hostMemoryImport; }
@@ -102,6 +107,9 @@ public:
 private:
     RhiDevice() = default;
     bool createVulkan(const RhiDeviceOptions &options, QString *error);
+#if QT_CONFIG(vulkan)
+    bool createVulkanDevice(VkPhysicalDevice physDev, QRhiVulkanNativeHandles *import, QString *error);
+#endif
     bool createOpenGL(const RhiDeviceOptions &options, QString *error);
     bool checkCompute(QString *error);
     void readInfo();
@@ -113,6 +121,11 @@ private:
     QThread *m_thread = nullptr;
     GpuDeviceInfo m_info;
     QVulkanDeviceFunctions *m_vulkanFunctions = nullptr;
+#if QT_CONFIG(vulkan)
+    VkDevice m_ownedDevice = VK_NULL_HANDLE; // made by createVulkanDevice(), destroyed after the QRhi
+    VkQueue m_transferQueue = VK_NULL_HANDLE;
+    int m_transferFamily = -1;
+#endif
     bool m_hostMemoryImport = false;
     int64_t m_hostImportAlignment = 0;
 };

@@ -59,7 +59,11 @@ std::unique_ptr<VulkanHostBuffer> VulkanHostBuffer::create(RhiDevice &device, ui
     info.pNext = &external;
     info.size = VkDeviceSize(bytes);
     info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    // Copied from on the compute queue (in a frame) or on the transfer queue (ahead of its batch).
+    const uint32_t families[2] = { uint32_t(h->gfxQueueFamilyIdx), uint32_t(device.transferQueueFamily()) };
+    info.sharingMode = device.transferQueueFamily() >= 0 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
+    info.queueFamilyIndexCount = device.transferQueueFamily() >= 0 ? 2 : 0;
+    info.pQueueFamilyIndices = families;
     if (df->vkCreateBuffer(h->dev, &info, nullptr, &b->m_buffer) != VK_SUCCESS)
         return nullptr;
     VkMemoryRequirements req;

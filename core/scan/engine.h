@@ -57,6 +57,13 @@ public:
         Q_UNUSED(batch);
         Q_UNUSED(catalog);
     }
+    /// Called before a scan() with the batch the scan after it will get, once that one is read: an engine may
+    /// start moving it to its device while it scans this one. That batch stays alive and unchanged until its
+    /// scan() or forgetNext(). Default: ignored.
+    virtual void setNext(const FileBatch &next) { Q_UNUSED(next); }
+    /// The batch last given to setNext() will not be scanned (a cancel, the end of a run): the engine is done
+    /// with it when this returns. Default: nothing.
+    virtual void forgetNext() { }
     /// `carryIn` has, per batch file and unbounded group, the state to resume from (see BatchResult);
     /// entries of first chunks are ignored. Returns false with `error` set when the batch could not run.
     virtual bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

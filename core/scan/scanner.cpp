@@ -50,6 +50,16 @@ public:
         m_items.pop_front();
         return b;
     }
+    // Null when nothing is queued now.
+    std::unique_ptr<T> tryPop()
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_items.empty())
+            return nullptr;
+        auto b = std::move(m_items.front());
+        m_items.pop_front();
+        return b;
+    }
     void close()
     {
         std::lock_guard lock(m_mutex);
@@ -493,8 +503,9 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     Queue<FileBatch> full;
     Queue<FileBatch> empty;
     Queue<Scanned> scanned;
-    // One being filled, one queued, one being scanned, one being resolved (start finding reads its haystack).
-    constexpr int kBuffers = 4;
+    // One being filled, one queued, one being scanned, the next one (which the engine may be moving to its device
+    // meanwhile: Engine::setNext), one being resolved (start finding reads its haystack).
+    constexpr int kBuffers = 5;
     for (int i = 0; i < kBuffers; ++i)
         empty.push(std::make_unique<FileBatch>());
 
@@ -713,14 +724,20 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         const LaunchParams p = currentParams();
         m_engine.prepare(m_catalog, p, std::min(p.batchBytes, m_engine.maxBatchBytes()));
     }
-    while (auto batch = full.pop()) {
+    std::unique_ptr<FileBatch> next;
+    while (auto batch = next ? std::move(next) : full.pop()) {
         if (m_cancel) {
+            m_engine.forgetNext(); // before the batch handed over as the next one goes back
             empty.push(std::move(batch));
             continue;
         }
         auto job = std::make_unique<Scanned>();
         job->params = currentParams();
         job->began = Clock::now();
+        // The next batch when it is read already, so that the engine may start moving it while it scans this one.
+        next = full.tryPop();
+        if (next)
+            m_engine.setNext(*next);
         QString error;
         if (!m_engine.scan(*batch, m_catalog, job->params, carry, job->result, &error)) {
             summary.error = error;
@@ -743,6 +760,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         job->batch = std::move(batch);
         scanned.push(std::move(job));
     }
+    m_engine.forgetNext();
     scanned.close();
     resolver.join();
     // Unblock a reader waiting for a buffer after a cancel.

@@ -677,6 +677,64 @@ private Q_SLOTS:
         QVERIFY(g == c);
     }
 
+    void nextBatchIsCopiedWhileThisOneIsScanned()
+    {
+        if (!m_gpu->device().hasHostMemoryImport())
+            QSKIP("the device does not import host memory: batches are copied in their own frames");
+        // Batches read into the engine's memory, as the scanner's are.
+        std::vector<std::unique_ptr<FileBatch>> batches;
+        Batcher batcher(
+            std::max(0, m_catalog.maxBoundedMatchLength() - 1), [] { return std::make_unique<FileBatch>(); },
+            [&](std::unique_ptr<FileBatch> b) { batches.push_back(std::move(b)); });
+        batcher.setAllocator([this](int64_t bytes) { return m_gpu->newHaystack(bytes); });
+        batcher.setSizes(m_base.batchBytes, m_base.segmentBytes);
+        FileWalker().walk({ QFile::encodeName(m_case.dir) }, [&](const FileEntry &e) { batcher.addFile(e); },
+                          [](const FileProblem &) {});
+        batcher.finish();
+        QVERIFY(batches.size() >= 4);
+        CpuEngine cpuEngine;
+        auto sameAsCpu = [&](const FileBatch &b) {
+            std::vector<uint32_t> carry(b.files.size() * m_catalog.groups.size(), 0);
+            BatchResult gpu, cpu;
+            QString error;
+            if (!m_gpu->scan(b, m_catalog, m_base, carry, gpu, &error) || !gpu.notices.empty()
+                || !cpuEngine.scan(b, m_catalog, m_base, carry, cpu, &error))
+                return false;
+            auto keys = [](const BatchResult &r) {
+                std::set<std::tuple<uint32_t, uint32_t, int64_t>> k;
+                for (const RawHit &h : r.hits)
+                    k.insert({ h.batchFile, h.pattern, h.end });
+                return k;
+            };
+            return !cpu.hits.empty() && keys(gpu) == keys(cpu);
+        };
+        const int64_t before = m_gpu->batchesPrefetched();
+        // Handed over as the next one, batch 1 is on the GPU when its scan begins.
+        m_gpu->setNext(*batches[1]);
+        QVERIFY(sameAsCpu(*batches[0]));
+        QVERIFY(sameAsCpu(*batches[1]));
+        QCOMPARE(m_gpu->batchesPrefetched(), before + 1);
+        // A scan of another batch than the one handed over scans its own bytes.
+        m_gpu->setNext(*batches[2]);
+        QVERIFY(sameAsCpu(*batches[0]));
+        QVERIFY(sameAsCpu(*batches[3]));
+        QCOMPARE(m_gpu->batchesPrefetched(), before + 1);
+        // One forgotten may go at once.
+        m_gpu->setNext(*batches[2]);
+        QVERIFY(sameAsCpu(*batches[1]));
+        m_gpu->forgetNext();
+        batches[2].reset();
+        QVERIFY(sameAsCpu(*batches[3]));
+        QCOMPARE(m_gpu->batchesPrefetched(), before + 1);
+
+        // The scanner hands over every batch it has read by then: on this slow device, most of them.
+        LaunchParams p = m_base;
+        const ScanOutcome out = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
+        QVERIFY(out.hits == m_cpu.hits);
+        QVERIFY(out.batches.size() >= 4);
+        QVERIFY(m_gpu->batchesPrefetched() > before + 1);
+    }
+
     void defaultBatchSizeSuitsTheDevice()
     {
         // hitscope-cli uses it when --batch-bytes is not given: never above what one binding holds, and on
