@@ -2,6 +2,7 @@
 // hitscope-bench: scans a folder with Hitscope and, in the same run, with its peers (Vectorscan, yara) and
 // the read-only ceiling, and prints one table. Speed is measured here, never in unit tests.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <set>
 
@@ -231,6 +232,19 @@ int main(int argc, char **argv)
     } else {
         const PeerResult ceiling = best([&] { return readCeiling(files, threads); });
         rows.push_back({ QStringLiteral("read only (ceiling)"), ceiling.seconds, corpusBytes, QStringLiteral("-"), {} });
+        // The scan's walk (one thread) lists what the readers read: it must keep ahead of them.
+        const PeerResult walk = best([&] {
+            const auto w0 = std::chrono::steady_clock::now();
+            int64_t n = 0;
+            FileWalker(WalkOptions {}).walk({ QFile::encodeName(dir) }, [&](const FileEntry &) { ++n; },
+                                            [](const FileProblem &) {});
+            PeerResult r;
+            r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+            r.matches = n;
+            return r;
+        });
+        rows.push_back({ QStringLiteral("walk only (listing)"), walk.seconds, corpusBytes,
+                         QStringLiteral("%1 files, one thread").arg(walk.matches), {} });
     }
 
     CpuEngine cpuEngine;

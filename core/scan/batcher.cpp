@@ -234,6 +234,7 @@ void Batcher::flush()
 {
     if (m_plan->index < 0)
         return;
+    const auto planned = std::chrono::steady_clock::now();
     // Batches leave in order: the one being read first. Only then is a buffer taken for this one, so the
     // batcher never holds two while the scan waits for one.
     collect();
@@ -268,6 +269,7 @@ void Batcher::flush()
     batch->ownedBytes = m_plan->ownedBytes;
     batch->bufferWaitMs = waitMs;
     batch->readBegan = batch->readEnded = std::chrono::steady_clock::now();
+    batch->planned = planned;
     m_plan->clear();
     m_plan->index = -1;
     if (batch->files.empty()) {

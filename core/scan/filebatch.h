@@ -78,6 +78,9 @@ struct FileBatch
     double bufferWaitMs = 0; ///< time the reader waited for a free buffer for it (the stages behind were busy)
     /// When the read threads started and ended (equal for a batch with nothing to read).
     std::chrono::steady_clock::time_point readBegan, readEnded;
+    /// For HITSCOPE_PIPELINE_TRACE: when its plan was complete (the walk had listed its files), and when it was
+    /// queued for the engine.
+    std::chrono::steady_clock::time_point planned, queued;
     double readMs() const { return std::chrono::duration<double, std::milli>(readEnded - readBegan).count(); }
     std::vector<BatchFile> files;
     std::vector<Segment> segments;

@@ -515,6 +515,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             overlap, [&] { return empty.pop(); },
             [&](std::unique_ptr<FileBatch> b) {
                 m_engine.prepareBatch(*b, m_catalog);
+                b->queued = Clock::now();
                 full.push(std::move(b));
             },
             &m_cancel);
@@ -703,10 +704,11 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                     return std::chrono::duration<double, std::milli>(p - t0).count();
                 };
                 std::fprintf(stderr,
-                             "pipeline batch %d: %.0f MiB; waited for its buffer %.1f ms; read %.1f-%.1f, engine "
-                             "%.1f-%.1f, resolved %.1f-%.1f ms\n",
-                             t.index, double(batch->used) / (1 << 20), batch->bufferWaitMs, at(batch->readBegan),
-                             at(batch->readEnded), at(job->began), at(job->began) + job->engineMs, at(r0), at(now));
+                             "pipeline batch %d: %.0f MiB; planned %.1f, waited for its buffer %.1f ms; read "
+                             "%.1f-%.1f, queued %.1f, engine %.1f-%.1f, resolved %.1f-%.1f ms\n",
+                             t.index, double(batch->used) / (1 << 20), at(batch->planned), batch->bufferWaitMs,
+                             at(batch->readBegan), at(batch->readEnded), at(batch->queued), at(job->began),
+                             at(job->began) + job->engineMs, at(r0), at(now));
             }
             t.paramsChanged = !(params == previous);
             previous = params;
