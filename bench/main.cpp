@@ -75,6 +75,8 @@ public:
     {
         m_inner.prepareBatch(batch, catalog);
     }
+    void setNext(const FileBatch &next) override { m_inner.setNext(next); }
+    void forgetNext() override { m_inner.forgetNext(); }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override
     {
@@ -232,11 +234,13 @@ int main(int argc, char **argv)
     } else {
         const PeerResult ceiling = best([&] { return readCeiling(files, threads); });
         rows.push_back({ QStringLiteral("read only (ceiling)"), ceiling.seconds, corpusBytes, QStringLiteral("-"), {} });
-        // The scan's walk (one thread) lists what the readers read: it must keep ahead of them.
+        // The scan's walk lists what the readers read: it must keep ahead of them.
+        WalkOptions walkOptions;
+        walkOptions.listThreads = Scanner::walkListThreads(threads);
         const PeerResult walk = best([&] {
             const auto w0 = std::chrono::steady_clock::now();
             int64_t n = 0;
-            FileWalker(WalkOptions {}).walk({ QFile::encodeName(dir) }, [&](const FileEntry &) { ++n; },
+            FileWalker(walkOptions).walk({ QFile::encodeName(dir) }, [&](const FileEntry &) { ++n; },
                                             [](const FileProblem &) {});
             PeerResult r;
             r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
@@ -244,7 +248,10 @@ int main(int argc, char **argv)
             return r;
         });
         rows.push_back({ QStringLiteral("walk only (listing)"), walk.seconds, corpusBytes,
-                         QStringLiteral("%1 files, one thread").arg(walk.matches), {} });
+                         QStringLiteral("%1 files; folders listed on %2 threads besides")
+                             .arg(walk.matches)
+                             .arg(walkOptions.listThreads),
+                         {} });
     }
 
     CpuEngine cpuEngine;

@@ -2,6 +2,7 @@
 #include "filewalker.h"
 
 #include <algorithm>
+#include <memory>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include <QFile>
+
+#include "scan/folderlister.h"
 
 namespace Hitscope {
 
@@ -82,6 +85,8 @@ public:
         , m_onEntry(onEntry)
         , m_cancelled(cancelled)
     {
+        if (options.listThreads > 0)
+            m_lister = std::make_unique<FolderLister>(options.listThreads, m_exclude);
     }
 
     bool cancelled() const { return m_cancelled && m_cancelled->load(std::memory_order_relaxed); }
@@ -131,51 +136,29 @@ private:
             return;
         }
 
-        DIR *dir = ::opendir(path.constData());
-        if (!dir) {
-            problem(path, errnoReason(errno));
-            return;
-        }
-        std::vector<QByteArray> names;
-        for (;;) {
-            if (cancelled()) {
-                ::closedir(dir);
-                return;
-            }
-            errno = 0;
-            const dirent *entry = ::readdir(dir);
-            if (!entry) {
-                if (errno != 0)
-                    problem(path, errnoReason(errno));
-                break;
-            }
-            const char *n = entry->d_name;
-            if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
-                continue;
-            names.emplace_back(n);
-        }
-        // Closed before descending so that deep trees do not hold one descriptor per level.
-        ::closedir(dir);
-        std::sort(names.begin(), names.end());
+        FolderListing listing = m_lister ? m_lister->take(path, id, m_ancestors) : FolderLister::list(path);
+        // A folder that cannot be opened, or read to its end: what was read of it is still walked.
+        if (listing.error != 0)
+            problem(path, errnoReason(listing.error));
 
         m_ancestors.push_back(id);
-        for (const QByteArray &name : names) {
+        for (const FolderListing::Entry &e : listing.entries) {
             if (cancelled())
                 break;
-            entry(joinPath(path, name), name);
+            entry(joinPath(path, e.name), e);
         }
         m_ancestors.pop_back();
     }
 
-    void entry(const QByteArray &path, const QByteArray &name)
+    void entry(const QByteArray &path, const FolderListing::Entry &e)
     {
         if (m_onEntry)
             m_onEntry();
-        struct stat st;
-        if (::lstat(path.constData(), &st) != 0) {
-            problem(path, errnoReason(errno));
+        if (e.error != 0) {
+            problem(path, errnoReason(e.error));
             return;
         }
+        struct stat st = e.st;
         const bool isLink = S_ISLNK(st.st_mode);
         if (isLink) {
             // As grep -r does: links met inside folders are skipped quietly unless following was asked for.
@@ -183,12 +166,12 @@ private:
                 return;
         }
         if (S_ISDIR(st.st_mode)) {
-            if (!matchesAny(m_exclude, name))
+            if (!matchesAny(m_exclude, e.name))
                 folder(path, st);
             return;
         }
         // Globs come before the type so that a FIFO the user filtered out raises no problem either.
-        if (matchesAny(m_exclude, name) || (!m_include.empty() && !matchesAny(m_include, name)))
+        if (matchesAny(m_exclude, e.name) || (!m_include.empty() && !matchesAny(m_include, e.name)))
             return;
         nonFolder(path, st, isLink);
     }
@@ -240,6 +223,7 @@ private:
     const std::function<void()> &m_onEntry;
     const std::atomic_bool *m_cancelled;
     std::vector<FolderId> m_ancestors;
+    std::unique_ptr<FolderLister> m_lister; // null: folders listed on the walk's thread
 };
 
 } // namespace

@@ -22,6 +22,9 @@ struct WalkOptions
     /// there, and asks only for large files to be tested (they would take a batch's room unread): the walk
     /// then costs an lstat() per small file, not an open(), fstat() and close() more.
     int64_t testReadableFrom = 0;
+    /// Threads that list folders (and lstat their entries) ahead of the walk; 0: the walk's own thread does.
+    /// Entries come in the same order either way.
+    int listThreads = 0;
 };
 
 /**

@@ -71,6 +71,10 @@ public:
     /// conditions can tell them apart (Condition::matchesNeeded): `#u > 5` needs six per file. Set before run().
     void setListHits(bool list);
 
+    /// Threads the scan's walk lists folders on (WalkOptions::listThreads) when the scan has `threads` threads:
+    /// none on small machines, where the walk keeps ahead of the scan on its own.
+    static int walkListThreads(int threads);
+
 private:
     LaunchParams currentParams();
     bool endsAreMatches(size_t pattern) const;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <QFile>
+#include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -86,6 +87,9 @@ private Q_SLOTS:
     void missingRoot();
     void vanishedEntry();
     void cancellation();
+    void foldersListedAheadGiveTheSameWalk_data();
+    void foldersListedAheadGiveTheSameWalk();
+    void cancellationWhileFoldersAreListedAhead();
     void walkAheadKeepsOrderAndCountsBytesLeft();
     void problemToString();
 
@@ -497,6 +501,80 @@ void TestFileWalker::cancellation()
         },
         [](const FileProblem &) {}, &cancelled);
     QCOMPARE(seen, 1);
+}
+
+void TestFileWalker::foldersListedAheadGiveTheSameWalk_data()
+{
+    QTest::addColumn<bool>("follow");
+    QTest::addColumn<QStringList>("include");
+    QTest::addColumn<QStringList>("exclude");
+    QTest::addRow("plain") << false << QStringList() << QStringList();
+    QTest::addRow("links followed") << true << QStringList() << QStringList();
+    QTest::addRow("globs") << false << QStringList { QStringLiteral("*.txt") } << QStringList { QStringLiteral("x*") };
+}
+
+void TestFileWalker::foldersListedAheadGiveTheSameWalk()
+{
+    QFETCH(bool, follow);
+    QFETCH(QStringList, include);
+    QFETCH(QStringList, exclude);
+    // A random tree, wide and deep, with links to files and folders (a loop among them) and a FIFO.
+    QRandomGenerator rng(77);
+    QByteArrayList folders { "t" };
+    makeDir("t");
+    for (int i = 0; i < 400; ++i) {
+        const QByteArray parent = folders[int(rng.bounded(folders.size()))];
+        const QByteArray name = (rng.bounded(5) == 0 ? "x" : "d") + QByteArray::number(i);
+        folders << parent + '/' + name;
+        makeDir(folders.back());
+    }
+    for (int i = 0; i < 3000; ++i) {
+        const QByteArray parent = folders[int(rng.bounded(folders.size()))];
+        makeFile(parent + "/f" + QByteArray::number(i) + (i % 3 == 0 ? ".txt" : ".bin"),
+                 QByteArray(int(rng.bounded(100)), 'a'));
+    }
+    makeLink("t/up", ".");
+    makeLink(folders[7] + "/loop", "../..");
+    makeLink(folders[9] + "/file", path(folders[3]) + "/nothing-here");
+    makeLink(folders[11] + "/dirlink", path(folders[12]));
+    QVERIFY(::mkfifo(path(folders[5] + "/fifo").constData(), 0644) == 0);
+
+    WalkOptions options;
+    options.followSymlinks = follow;
+    options.include = include;
+    options.exclude = exclude;
+    const WalkResult inline_ = walk({ "t" }, options);
+    QVERIFY2(inline_.files.size() > 100, QByteArray::number(inline_.files.size()).constData());
+    QVERIFY(!inline_.problems.isEmpty() || !include.isEmpty()); // the FIFO, unless filtered out
+    for (int threads : { 1, 4 }) {
+        options.listThreads = threads;
+        const WalkResult ahead = walk({ "t" }, options);
+        QCOMPARE(ahead.files, inline_.files);
+        QCOMPARE(ahead.sizes, inline_.sizes);
+        QCOMPARE(ahead.problems, inline_.problems);
+    }
+}
+
+void TestFileWalker::cancellationWhileFoldersAreListedAhead()
+{
+    for (int i = 0; i < 50; ++i) {
+        const QByteArray d = "d" + QByteArray::number(i);
+        makeDir(d);
+        for (int k = 0; k < 20; ++k)
+            makeFile(d + "/f" + QByteArray::number(k), "x");
+    }
+    WalkOptions options;
+    options.listThreads = 4;
+    std::atomic_bool cancelled = false;
+    int seen = 0;
+    FileWalker(options).walk(
+        { path("") },
+        [&](const FileEntry &) {
+            if (++seen == 30)
+                cancelled = true;
+        },
+        [](const FileProblem &) {}, &cancelled);
+    QCOMPARE(seen, 30);
 }
 
 void TestFileWalker::walkAheadKeepsOrderAndCountsBytesLeft()
