@@ -59,7 +59,7 @@ public:
     /// `batchBytes`) are made and first used before the first batch arrives. On the H200 the first batch's
     /// call took 110 ms of a 0.6 s scan, most of it in these.
     void prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes) override;
-    /// The batch's segment table (4-16 ms of a 512 MiB batch's engine call on the H200), on the reader's thread.
+    /// The batch's segment table (4-16 ms of a 512 MiB batch's engine call on the H200), beside the scan.
     void prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const override;
     /// The next batch's haystack, when the device imported it, is copied to the GPU by the transfer queue while
     /// this one is scanned (Vulkan; HITSCOPE_GPU_NO_PREFETCH turns it off).

@@ -235,25 +235,17 @@ void Batcher::flush()
     if (m_plan->index < 0)
         return;
     const auto planned = std::chrono::steady_clock::now();
-    // Batches leave in order. The one being read is finished first (a file it found shorter than planned may
-    // change this plan), but it leaves once this one's read has started: what its receiver does with it on this
-    // thread (the GPU engine's segment table, 6 ms of a 512 MiB batch on the H200) overlaps the read.
-    std::unique_ptr<FileBatch> done = finishRead();
-    auto emitDone = [&] {
-        if (done)
-            m_emit(std::move(done));
-    };
-    // Finishing may have dropped the plan's only chunk (its file ended in the batch before).
-    if (m_plan->files.empty() && m_plan->problems.empty()) {
-        emitDone();
+    // Batches leave in order: the one being read first. Only then is a buffer taken for this one, so the
+    // batcher never holds two while the scan waits for one.
+    collect();
+    // Collecting may have dropped the plan's only chunk (its file ended in the batch before).
+    if (m_plan->files.empty() && m_plan->problems.empty())
         return;
-    }
     const auto waitBegan = std::chrono::steady_clock::now();
     std::unique_ptr<FileBatch> batch = m_acquire();
     const double waitMs
         = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - waitBegan).count();
     if (!batch) { // the scan closed its pool of buffers: it has stopped
-        emitDone();
         m_plan->clear();
         m_plan->index = -1;
         return;
@@ -281,7 +273,6 @@ void Batcher::flush()
     m_plan->clear();
     m_plan->index = -1;
     if (batch->files.empty()) {
-        emitDone();
         m_emit(std::move(batch));
         return;
     }
@@ -297,7 +288,6 @@ void Batcher::flush()
         b.readEnded = std::chrono::steady_clock::now();
         read->done.store(true, std::memory_order_release);
     });
-    emitDone();
 }
 
 void Batcher::collectIfRead()
@@ -382,14 +372,8 @@ void Batcher::addFile(const FileEntry &entry)
 
 void Batcher::collect()
 {
-    if (std::unique_ptr<FileBatch> batch = finishRead())
-        m_emit(std::move(batch));
-}
-
-std::unique_ptr<FileBatch> Batcher::finishRead()
-{
     if (!m_read)
-        return nullptr;
+        return;
     m_read->thread.join();
     FileBatch &b = *m_read->batch;
     const std::vector<Outcome> &outcomes = m_read->outcomes;
@@ -440,7 +424,7 @@ std::unique_ptr<FileBatch> Batcher::finishRead()
         dropContinuation(b.files.back().fileIndex);
     std::unique_ptr<FileBatch> batch = std::move(m_read->batch);
     m_read.reset();
-    return batch;
+    m_emit(std::move(batch));
 }
 
 void Batcher::dropContinuation(int fileIndex)

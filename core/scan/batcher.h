@@ -19,9 +19,7 @@ namespace Hitscope {
 class Batcher
 {
 public:
-    /// Returns an empty batch to fill (a recycled one when possible: fresh buffers cost page faults). It is
-    /// called while the batcher holds the batch read before, which leaves right after: a pool that blocks must
-    /// have batches circulating without the batcher's two.
+    /// Returns an empty batch to fill (a recycled one when possible: fresh buffers cost page faults).
     using Acquire = std::function<std::unique_ptr<FileBatch>()>;
     /// Receives each full batch.
     using Emit = std::function<void(std::unique_ptr<FileBatch>)>;
@@ -54,7 +52,7 @@ public:
     void setBytesAfter(int64_t bytes);
 
     /// Plans one file into the batches (its size is the walker's). A full batch is read by several threads
-    /// while the next one is planned, and emitted once read (at the latest once the next one's read started). Problems
+    /// while the next one is planned, and emitted once read; only one batch is held at a time. Problems
     /// (cannot open, read errors) travel with the batch; a file that shrank in between is scanned as far
     /// as it goes.
     void addFile(const FileEntry &entry);
@@ -73,8 +71,6 @@ private:
     int64_t planCapacity(int64_t remaining) const;
     void flush();
     void addSegments(const BatchFile &file, uint32_t batchFileIndex);
-    /// Waits for the batch being read and settles what its read found; null when none is being read.
-    std::unique_ptr<FileBatch> finishRead();
     void collect();
     void collectIfRead();
     void dropContinuation(int fileIndex);

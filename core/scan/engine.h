@@ -49,8 +49,8 @@ public:
         Q_UNUSED(params);
         Q_UNUSED(batchBytes);
     }
-    /// Called on the reader's thread for each batch once it is read, before scan(): an engine may compute
-    /// there what depends on the batch alone (into FileBatch::prepared), beside the scan of the batch before.
+    /// Called for each batch once it is read, before scan(), on a thread of the caller's (neither the reader's
+    /// nor the one that calls scan()): an engine may compute there what depends on the batch alone (into FileBatch::prepared), beside the scan of the batch before.
     /// Must not touch what scan() uses. Default: nothing.
     virtual void prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const
     {
