@@ -173,7 +173,7 @@ std::unique_ptr<GpuEngine> GpuEngine::choose(bool required, const RhiDeviceOptio
 // when the scan ends) is kept, imported, for the next scan.
 struct GpuEngine::HostImports
 {
-    static constexpr size_t kMaxIdle = 6; // the buffers of one scan (Scanner::run)
+    static constexpr size_t kMaxIdle = Engine::kScanBuffers; // the buffers of one scan
 
     std::mutex mutex;
     RhiDevice *device = nullptr; // null once the engine is gone

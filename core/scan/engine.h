@@ -22,6 +22,10 @@ class Engine
 public:
     virtual ~Engine() = default;
 
+    /// Batch buffers a Scanner keeps (newHaystack()'s memory): an engine that keeps memory for the next scan
+    /// keeps as many.
+    static constexpr int kScanBuffers = 8;
+
     virtual QString name() const = 0;
     /// Largest haystack one batch may have on this engine (a GPU binding limit, say).
     virtual int64_t maxBatchBytes() const { return INT64_MAX; }

@@ -510,9 +510,10 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     Queue<FileBatch> full; // prepared, for the engine to scan
     Queue<FileBatch> empty;
     Queue<Scanned> scanned;
-    // One being filled, one being prepared, one queued, one being scanned, the next one (which the engine may be
-    // moving to its device meanwhile: Engine::setNext), one being resolved (start finding reads its haystack).
-    constexpr int kBuffers = 6;
+    // One being filled, one being prepared, one being scanned, the next one (which the engine may be moving to
+    // its device meanwhile: Engine::setNext), one being resolved (start finding reads its haystack), and three
+    // more queued: on the H200, resolving a batch took 5-68 ms and the reader waited for buffers with six.
+    constexpr int kBuffers = Engine::kScanBuffers;
     for (int i = 0; i < kBuffers; ++i)
         empty.push(std::make_unique<FileBatch>());
 
