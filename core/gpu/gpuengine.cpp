@@ -583,9 +583,12 @@ void GpuEngine::prepareBatch(FileBatch &batch, const PatternCatalog &catalog) co
 
 void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes)
 {
-    // Nothing of an earlier scan's prepare() that no batch took up (a scan cancelled or with nothing to read).
+    // Nothing of an earlier scan's prepare() that no batch took up (a scan cancelled or with nothing to read),
+    // nor a batch copied ahead for it.
     m_prepareError.clear();
     m_preparedTableBytes = 0;
+    m_next = nullptr;
+    dropPrefetch();
     if (m_disabled)
         return;
     QString error;
@@ -702,7 +705,7 @@ void GpuEngine::startPrefetch(const FileBatch &next)
                                  haystackBufferBytes(next), &ignored))
         return;
     if (m_transfer->submit(*source, m_spareHaystack.get(), bytes))
-        m_prefetched = { &next, next.index, next.used };
+        m_prefetched = { &next, next.haystack.get(), next.index, next.used };
 }
 
 bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
@@ -715,8 +718,8 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     // This batch's haystack is on the GPU already when it was copied during the scan before.
     bool resident = false;
     if (m_prefetched.batch) {
-        const bool mine = m_prefetched.batch == &batch && m_prefetched.index == batch.index
-            && m_prefetched.used == batch.used;
+        const bool mine = m_prefetched.batch == &batch && m_prefetched.haystack == batch.haystack.get()
+            && m_prefetched.index == batch.index && m_prefetched.used == batch.used;
         const auto w0 = Clock::now();
         const bool copied = m_transfer->wait();
         m_profileTransferWaitMs = msSince(w0);

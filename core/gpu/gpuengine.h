@@ -155,10 +155,12 @@ private:
     std::unique_ptr<VulkanStaging> m_staging;
     std::unique_ptr<VulkanTransfer> m_transfer; // null: no prefetching
     const FileBatch *m_next = nullptr;          // setNext()'s, until the next scan() starts copying it
-    // The batch being copied into m_spareHaystack (compared by address, index and size: buffers are reused).
+    // The batch being copied into m_spareHaystack (compared by address, buffer, index and size: batches and their
+    // buffers are reused).
     struct Prefetched
     {
         const FileBatch *batch = nullptr;
+        const uint8_t *haystack = nullptr;
         int index = -1;
         int64_t used = 0;
     } m_prefetched;

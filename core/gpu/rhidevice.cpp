@@ -190,8 +190,7 @@ std::unique_ptr<RhiDevice> RhiDevice::create(const RhiDeviceOptions &options, QS
             device->readInfo();
             return device;
         }
-        device->m_rhi.reset();
-        device->m_vulkan.reset();
+        device->destroyVulkan();
         if (options.backend == GpuBackend::Vulkan) {
             *error = QStringLiteral("Vulkan: %1").arg(vulkanError);
             return nullptr;
@@ -218,16 +217,30 @@ RhiDevice::~RhiDevice()
 {
     if (m_thread && QThread::currentThread() != m_thread)
         qCCritical(lcGpu, "RhiDevice destroyed on a thread that does not own it");
+    destroyVulkan();
     m_rhi.reset();
+    m_ownedSurface.reset();
+}
+
+void RhiDevice::destroyVulkan()
+{
 #if QT_CONFIG(vulkan)
+    if (!m_vulkan)
+        return;
+    m_rhi.reset();
     // QRhi does not destroy a device it imported.
     if (m_ownedDevice) {
         m_vulkan->deviceFunctions(m_ownedDevice)->vkDestroyDevice(m_ownedDevice, nullptr);
         m_vulkan->resetDeviceFunctions(m_ownedDevice);
     }
-#endif
-    m_ownedSurface.reset();
+    m_ownedDevice = VK_NULL_HANDLE;
+    m_transferQueue = VK_NULL_HANDLE;
+    m_transferFamily = -1;
+    m_vulkanFunctions = nullptr;
+    m_hostMemoryImport = false;
+    m_hostImportAlignment = 0;
     m_vulkan.reset();
+#endif
 }
 
 #if QT_CONFIG(vulkan)

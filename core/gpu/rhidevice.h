@@ -111,6 +111,9 @@ private:
     bool createVulkanDevice(VkPhysicalDevice physDev, QRhiVulkanNativeHandles *import, QString *error);
 #endif
     bool createOpenGL(const RhiDeviceOptions &options, QString *error);
+    /// The QRhi (when Vulkan), the device we made for it, and the instance, in that order; what they offered
+    /// is forgotten (a failed Vulkan device before OpenGL is tried).
+    void destroyVulkan();
     bool checkCompute(QString *error);
     void readInfo();
 

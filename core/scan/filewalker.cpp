@@ -86,7 +86,7 @@ public:
         , m_cancelled(cancelled)
     {
         if (options.listThreads > 0)
-            m_lister = std::make_unique<FolderLister>(options.listThreads, m_exclude);
+            m_lister = std::make_unique<FolderLister>(options.listThreads, m_exclude, cancelled);
     }
 
     bool cancelled() const { return m_cancelled && m_cancelled->load(std::memory_order_relaxed); }
@@ -136,7 +136,10 @@ private:
             return;
         }
 
-        FolderListing listing = m_lister ? m_lister->take(path, id, m_ancestors) : FolderLister::list(path);
+        FolderListing listing
+            = m_lister ? m_lister->take(path, id, m_ancestors) : FolderLister::list(path, m_cancelled);
+        if (cancelled())
+            return;
         // A folder that cannot be opened, or read to its end: what was read of it is still walked.
         if (listing.error != 0)
             problem(path, errnoReason(listing.error));

@@ -11,9 +11,12 @@
 
 namespace Hitscope {
 
-FolderLister::FolderLister(int threads, std::vector<QByteArray> excludeGlobs, size_t maxAhead)
+FolderLister::FolderLister(int threads, std::vector<QByteArray> excludeGlobs, const std::atomic_bool *cancelled,
+                           size_t maxAhead, size_t maxEntries)
     : m_exclude(std::move(excludeGlobs))
+    , m_cancelled(cancelled)
     , m_maxAhead(std::max<size_t>(1, maxAhead))
+    , m_maxEntries(std::max<size_t>(1, maxEntries))
 {
     for (int i = 0; i < threads; ++i)
         m_workers.emplace_back([this] { work(); });
@@ -30,15 +33,21 @@ FolderLister::~FolderLister()
         t.join();
 }
 
-FolderListing FolderLister::list(const QByteArray &path)
+bool FolderLister::stopped() const
 {
+    return m_cancelled && m_cancelled->load(std::memory_order_relaxed);
+}
+
+FolderListing FolderLister::list(const QByteArray &path, const std::atomic_bool *cancelled)
+{
+    auto stop = [&] { return cancelled && cancelled->load(std::memory_order_relaxed); };
     FolderListing out;
     DIR *dir = ::opendir(path.constData());
     if (!dir) {
         out.error = errno;
         return out;
     }
-    for (;;) {
+    while (!stop()) {
         errno = 0;
         const dirent *entry = ::readdir(dir);
         if (!entry) {
@@ -55,6 +64,8 @@ FolderListing FolderLister::list(const QByteArray &path)
     // Relative to the open folder: the kernel does not look the whole path up again for every entry.
     const int fd = ::dirfd(dir);
     for (FolderListing::Entry &e : out.entries) {
+        if (stop())
+            break; // the walk stops too: what was not statted is not used
         if (::fstatat(fd, e.name.constData(), &e.st, AT_SYMLINK_NOFOLLOW) != 0)
             e.error = errno;
     }
@@ -77,9 +88,11 @@ void FolderLister::queueChildren(const QByteArray &path, const FolderListing &li
         QByteArray child = path;
         child += '/';
         child += it->name;
-        if (!m_slots.try_emplace(child).second)
+        const auto [slot, added] = m_slots.try_emplace(child);
+        if (!added)
             continue;
-        Pending p { std::move(child), chain };
+        slot->second.ticket = m_nextTicket++;
+        Pending p { std::move(child), chain, slot->second.ticket };
         p.chain.push_back(id);
         m_stack.push_back(std::move(p));
     }
@@ -89,23 +102,30 @@ void FolderLister::work()
 {
     std::unique_lock lock(m_mutex);
     for (;;) {
-        m_workAvailable.wait(lock, [&] { return m_stop || (!m_stack.empty() && m_ahead < m_maxAhead); });
+        m_workAvailable.wait(lock, [&] {
+            return m_stop || (!m_stack.empty() && m_ahead < m_maxAhead && m_aheadEntries < m_maxEntries);
+        });
         if (m_stop)
             return;
         Pending p = std::move(m_stack.back());
         m_stack.pop_back();
         const auto slot = m_slots.find(p.path);
-        if (slot == m_slots.end() || slot->second.started)
-            continue; // taken by the walk meanwhile
+        if (slot == m_slots.end() || slot->second.started || slot->second.ticket != p.ticket)
+            continue; // taken by the walk meanwhile (and perhaps queued again since)
         slot->second.started = true;
         ++m_ahead;
         lock.unlock();
-        FolderListing listing = list(p.path);
+        FolderListing listing = list(p.path, m_cancelled);
         lock.lock();
         // The slot stays while it is being listed: take() waits for it rather than erasing it.
-        Slot &s = m_slots[p.path];
+        Slot &s = slot->second;
         s.listing = std::move(listing);
         s.done = true;
+        m_aheadEntries += s.listing.entries.size();
+        if (stopped()) {
+            m_listed.notify_all();
+            continue;
+        }
         queueChildren(p.path, s.listing, p.chain);
         m_listed.notify_all();
         if (!m_stack.empty())
@@ -122,6 +142,7 @@ FolderListing FolderLister::take(const QByteArray &path, FolderId id, const std:
         FolderListing listing = std::move(it->second.listing);
         m_slots.erase(it);
         --m_ahead;
+        m_aheadEntries -= listing.entries.size();
         m_workAvailable.notify_all();
         return listing;
     }
@@ -129,8 +150,8 @@ FolderListing FolderLister::take(const QByteArray &path, FolderId id, const std:
     if (it != m_slots.end())
         m_slots.erase(it);
     lock.unlock();
-    FolderListing listing = list(path);
-    if (!m_workers.empty()) {
+    FolderListing listing = list(path, m_cancelled);
+    if (!m_workers.empty() && !stopped()) {
         std::vector<FolderId> chain = ancestors;
         chain.push_back(id);
         lock.lock();

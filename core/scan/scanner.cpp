@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <QScopeGuard>
+
 #include "scan/batcher.h"
 #include "scan/walkahead.h"
 #include "util/parallel.h"
@@ -433,8 +435,21 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         });
 
     std::vector<std::vector<Hit>> unitHits(units.size());
+    std::mutex longestMutex;
+    m_longestUnit = {};
+    m_longestUnit.units = units.size();
     parallelFor(units.size(), threads, [&](size_t k, int) {
         const Unit &unit = units[order[k]];
+        const auto u0 = m_trace ? Clock::now() : Clock::time_point {};
+        const auto noteTime = qScopeGuard([&] {
+            if (!m_trace)
+                return;
+            const double ms = msSince(u0);
+            std::lock_guard lock(longestMutex);
+            if (ms > m_longestUnit.ms)
+                m_longestUnit = { ms, int(byFile[unit.begin].first), unit.end - unit.begin, units.size(),
+                                  batch.files[unit.file].fileSize };
+        });
         const BatchFile &bf = batch.files[unit.file];
         std::unique_ptr<ByteSource> source;
         StartFinder::ByteAt byteAt = [&](int64_t offset) {
@@ -501,6 +516,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     const auto t0 = Clock::now();
     // When each batch was read, scanned and resolved, on stderr: which stage holds the others up.
     static const bool trace = qEnvironmentVariableIsSet("HITSCOPE_PIPELINE_TRACE");
+    m_trace = trace;
     m_cancel = false;
     setParams(initial);
     const int overlap = std::max(0, m_catalog.maxBoundedMatchLength() - 1);
@@ -511,8 +527,8 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     Queue<FileBatch> empty;
     Queue<Scanned> scanned;
     // One being filled, one being prepared, one being scanned, the next one (which the engine may be moving to
-    // its device meanwhile: Engine::setNext), one being resolved (start finding reads its haystack), and three
-    // more queued: on the H200, resolving a batch took 5-68 ms and the reader waited for buffers with six.
+    // its device meanwhile: Engine::setNext), one being resolved (start finding reads its haystack), one queued.
+    // Eight gained nothing over six on the H200 (run74).
     constexpr int kBuffers = Engine::kScanBuffers;
     for (int i = 0; i < kBuffers; ++i)
         empty.push(std::make_unique<FileBatch>());
@@ -728,11 +744,13 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 std::fprintf(stderr,
                              "pipeline batch %d: %.0f MiB; planned %.1f, waited for its buffer %.1f ms; read "
                              "%.1f-%.1f, queued %.1f, engine %.1f-%.1f, resolved %.1f-%.1f ms (starts %.1f, "
-                             "files gathered %.1f, evaluated %.1f, reported %.1f)\n",
+                             "files gathered %.1f, evaluated %.1f, reported %.1f); longest of %zu start units "
+                             "%.1f ms: pattern %d, %zu ends, file of %lld bytes\n",
                              t.index, double(batch->used) / (1 << 20), at(batch->planned), batch->bufferWaitMs,
                              at(batch->readBegan), at(batch->readEnded), at(batch->queued), at(job->began),
                              at(job->began) + job->engineMs, at(r0), at(now), at(r1) - at(r0), at(r2) - at(r1),
-                             at(r3) - at(r2), at(now) - at(r3));
+                             at(r3) - at(r2), at(now) - at(r3), m_longestUnit.units, m_longestUnit.ms,
+                             m_longestUnit.pattern, m_longestUnit.ends, static_cast<long long>(m_longestUnit.fileSize));
             }
             t.paramsChanged = !(params == previous);
             previous = params;

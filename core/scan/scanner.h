@@ -95,6 +95,16 @@ private:
     /// Per pattern: how many of its matches per file are worth resolving (setListHits(false)); empty: all.
     std::vector<int64_t> m_matchesNeeded;
     bool m_anyYara = false; // conditions may read the file: the resolver keeps each file's first bytes
+    /// HITSCOPE_PIPELINE_TRACE: the longest unit of start finding in the last resolve() and what it was.
+    struct LongestUnit
+    {
+        double ms = 0;
+        int pattern = -1;
+        size_t ends = 0;
+        size_t units = 0;
+        int64_t fileSize = 0;
+    } m_longestUnit;
+    bool m_trace = false;
 };
 
 } // namespace Hitscope

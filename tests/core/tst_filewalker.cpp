@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <memory>
 #include <thread>
@@ -22,6 +23,7 @@
 #include <QTest>
 
 #include "scan/filewalker.h"
+#include "scan/folderlister.h"
 #include "scan/walkahead.h"
 
 using namespace Hitscope;
@@ -90,6 +92,7 @@ private Q_SLOTS:
     void foldersListedAheadGiveTheSameWalk_data();
     void foldersListedAheadGiveTheSameWalk();
     void cancellationWhileFoldersAreListedAhead();
+    void listerWithinItsLimitsListsEveryFolder();
     void walkAheadKeepsOrderAndCountsBytesLeft();
     void problemToString();
 
@@ -575,6 +578,43 @@ void TestFileWalker::cancellationWhileFoldersAreListedAhead()
         },
         [](const FileProblem &) {}, &cancelled);
     QCOMPARE(seen, 30);
+}
+
+void TestFileWalker::listerWithinItsLimitsListsEveryFolder()
+{
+    // Workers that may hold only two folders or five entries ahead still hand over every folder whole, in
+    // whatever order the walk takes them.
+    QByteArrayList folders { "r" };
+    makeDir("r");
+    for (int i = 0; i < 30; ++i) {
+        folders << folders[i / 3] + "/s" + QByteArray::number(i);
+        makeDir(folders.back());
+        for (int k = 0; k < i % 7; ++k)
+            makeFile(folders.back() + "/f" + QByteArray::number(k), "x");
+    }
+    FolderLister lister(3, {}, nullptr, 2, 5);
+    std::vector<std::pair<dev_t, ino_t>> ancestors;
+    int taken = 0;
+    std::function<void(const QByteArray &, const struct stat &)> walkFolder = [&](const QByteArray &p,
+                                                                                 const struct stat &st) {
+        const FolderListing ahead = lister.take(p, { st.st_dev, st.st_ino }, ancestors);
+        const FolderListing here = FolderLister::list(p);
+        ++taken;
+        QCOMPARE(ahead.error, 0);
+        QCOMPARE(ahead.entries.size(), here.entries.size());
+        ancestors.push_back({ st.st_dev, st.st_ino });
+        for (size_t i = 0; i < ahead.entries.size(); ++i) {
+            QCOMPARE(ahead.entries[i].name, here.entries[i].name);
+            QCOMPARE(ahead.entries[i].st.st_ino, here.entries[i].st.st_ino);
+            if (S_ISDIR(ahead.entries[i].st.st_mode))
+                walkFolder(p + '/' + ahead.entries[i].name, ahead.entries[i].st);
+        }
+        ancestors.pop_back();
+    };
+    struct stat root;
+    QVERIFY(::lstat(path("r").constData(), &root) == 0);
+    walkFolder(path("r"), root);
+    QCOMPARE(taken, 31);
 }
 
 void TestFileWalker::walkAheadKeepsOrderAndCountsBytesLeft()
