@@ -176,6 +176,11 @@ void Batcher::setReadThreads(int threads)
     m_readThreads = std::max(1, threads);
 }
 
+void Batcher::setReadNice(int steps)
+{
+    m_readNice = std::max(0, steps);
+}
+
 void Batcher::setPieceBytes(int64_t bytes)
 {
     m_pieceBytes = std::max<int64_t>(1, bytes);
@@ -281,7 +286,8 @@ void Batcher::flush()
     Read *read = m_read.get();
     // Every read thread gets at least two pieces of a small batch.
     const int64_t pieceBytes = std::min(m_pieceBytes, std::max<int64_t>(1 << 20, read->batch->used / (2 * m_readThreads)));
-    read->thread = std::thread([read, threads = m_readThreads, pieceBytes] {
+    read->thread = std::thread([read, threads = m_readThreads, pieceBytes, nice = m_readNice] {
+        lowerThreadPriority(nice);
         FileBatch &b = *read->batch;
         b.readBegan = std::chrono::steady_clock::now();
         read->outcomes = readChunks(b, threads, pieceBytes);

@@ -37,6 +37,8 @@ public:
 
     /// Threads that read a batch's files at once (default: one per core, at most 8).
     void setReadThreads(int threads);
+    /// Nice levels the read threads run below the batcher's thread (default 0).
+    void setReadNice(int steps);
 
     /// Reads are cut into pieces of at most this many bytes, shared out among the read threads (default 8 MiB;
     /// smaller in small batches, so that every thread gets some).
@@ -87,6 +89,7 @@ private:
     std::unique_ptr<Read> m_read; // the batch being read, on threads of its own
     const std::atomic_bool *m_cancelled;
     int m_readThreads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+    int m_readNice = 0;
     int64_t m_pieceBytes = 8 << 20;
     int m_endedEarly = -1; // index of the last file found shorter than planned
     bool m_ramp = false;

@@ -86,7 +86,7 @@ public:
         , m_cancelled(cancelled)
     {
         if (options.listThreads > 0)
-            m_lister = std::make_unique<FolderLister>(options.listThreads, m_exclude, cancelled);
+            m_lister = std::make_unique<FolderLister>(options.listThreads, m_exclude, cancelled, options.listNice);
     }
 
     bool cancelled() const { return m_cancelled && m_cancelled->load(std::memory_order_relaxed); }

@@ -25,6 +25,8 @@ struct WalkOptions
     /// Threads that list folders (and lstat their entries) ahead of the walk; 0: the walk's own thread does.
     /// Entries come in the same order either way.
     int listThreads = 0;
+    /// Nice levels the listing threads run below the walk.
+    int listNice = 0;
 };
 
 /**

@@ -9,17 +9,22 @@
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include "util/parallel.h"
+
 namespace Hitscope {
 
 FolderLister::FolderLister(int threads, std::vector<QByteArray> excludeGlobs, const std::atomic_bool *cancelled,
-                           size_t maxAhead, size_t maxEntries)
+                           int nice, size_t maxAhead, size_t maxEntries)
     : m_exclude(std::move(excludeGlobs))
     , m_cancelled(cancelled)
     , m_maxAhead(std::max<size_t>(1, maxAhead))
     , m_maxEntries(std::max<size_t>(1, maxEntries))
 {
     for (int i = 0; i < threads; ++i)
-        m_workers.emplace_back([this] { work(); });
+        m_workers.emplace_back([this, nice] {
+            lowerThreadPriority(nice);
+            work();
+        });
 }
 
 FolderLister::~FolderLister()

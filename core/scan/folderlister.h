@@ -46,9 +46,10 @@ struct FolderListing
 class FolderLister
 {
 public:
-    /// Listing stops early once `cancelled` is true (a folder's listing then ends where it was).
+    /// Listing stops early once `cancelled` is true (a folder's listing then ends where it was). Workers run
+    /// `nice` levels below the caller.
     FolderLister(int threads, std::vector<QByteArray> excludeGlobs, const std::atomic_bool *cancelled = nullptr,
-                 size_t maxAhead = 4096, size_t maxEntries = size_t(1) << 18);
+                 int nice = 0, size_t maxAhead = 4096, size_t maxEntries = size_t(1) << 18);
     ~FolderLister();
 
     FolderLister(const FolderLister &) = delete;

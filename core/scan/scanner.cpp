@@ -549,8 +549,13 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             batcher.setRamp(p.rampBatches);
             // As many readers as scanning threads: one thread per core reads cached files about twice as fast
             // as eight.
-            batcher.setReadThreads(p.threads > 0 ? p.threads : hardwareThreads());
-            m_engine.setHostThreads(p.threads > 0 ? p.threads : hardwareThreads());
+            const int threads = p.threads > 0 ? p.threads : hardwareThreads();
+            batcher.setReadThreads(threads);
+            // Reading runs ahead of the other stages on a large machine; below them, its threads leave the cores
+            // to the stage that holds the scan up (on the H200, resolving: 30,000 start units of a batch took
+            // 63 ms on 16 threads while 16 read threads and the engine's shared the cores).
+            batcher.setReadNice(threads >= 8 ? kReadNice : 0);
+            m_engine.setHostThreads(threads);
         };
         applySizes();
         // The walk runs ahead on a thread of its own: once it has ended, the batcher knows what is left.
@@ -561,6 +566,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         {
             const LaunchParams p = currentParams();
             walkOptions.listThreads = walkListThreads(p.threads > 0 ? p.threads : hardwareThreads());
+            walkOptions.listNice = kReadNice;
         }
         WalkAhead walker(paths, walkOptions, &m_cancel);
         WalkAhead::Item item;

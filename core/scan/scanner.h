@@ -74,6 +74,8 @@ public:
     /// Threads the scan's walk lists folders on (WalkOptions::listThreads) when the scan has `threads` threads:
     /// none on small machines, where the walk keeps ahead of the scan on its own.
     static int walkListThreads(int threads);
+    /// Nice levels the read threads (and the walk's listing threads) run below the scan on 8 cores or more.
+    static constexpr int kReadNice = 5;
 
 private:
     LaunchParams currentParams();

@@ -7,6 +7,11 @@
 #include <thread>
 #include <vector>
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 namespace Hitscope {
 
 /// Runs fn(worker) for worker 0..threads-1, worker 0 on the calling thread, and waits for all of them.
@@ -32,6 +37,21 @@ void parallelFor(size_t count, int threads, F &&fn)
         for (size_t i; (i = next.fetch_add(1)) < count;)
             fn(i, worker);
     });
+}
+
+/// Lowers the calling thread's priority by `steps` nice levels (Linux, where nice values are per thread and the
+/// threads it starts inherit its level); does nothing for 0.
+inline void lowerThreadPriority(int steps)
+{
+#ifdef __linux__
+    if (steps <= 0)
+        return;
+    const id_t self = id_t(gettid());
+    const int now = getpriority(PRIO_PROCESS, self);
+    setpriority(PRIO_PROCESS, self, std::min(19, now + steps));
+#else
+    (void)steps;
+#endif
 }
 
 /// Threads the machine offers, at least one.

@@ -592,7 +592,7 @@ void TestFileWalker::listerWithinItsLimitsListsEveryFolder()
         for (int k = 0; k < i % 7; ++k)
             makeFile(folders.back() + "/f" + QByteArray::number(k), "x");
     }
-    FolderLister lister(3, {}, nullptr, 2, 5);
+    FolderLister lister(3, {}, nullptr, 0, 2, 5);
     std::vector<std::pair<dev_t, ino_t>> ancestors;
     int taken = 0;
     std::function<void(const QByteArray &, const struct stat &)> walkFolder = [&](const QByteArray &p,
