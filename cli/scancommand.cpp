@@ -368,6 +368,7 @@ int runDevicesCommand(const CliArgs &args)
                     static_cast<long long>(d.limits.maxWorkgroupsX ? d.limits.maxWorkgroupsX : d.limits.maxWorkgroupsPerDimension),
                     static_cast<long long>(d.limits.maxStorageBufferRange),
                     static_cast<long long>(d.limits.maxSharedMemoryBytes), d.limits.timestamps ? "yes" : "no");
+        std::printf("  batches: %s\n", qPrintable(d.uploads));
         if (d.selfTestRun)
             std::printf("  self-test: %s\n", d.selfTestPassed ? "passed" : qPrintable(d.selfTestError));
     }

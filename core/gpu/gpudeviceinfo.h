@@ -50,6 +50,9 @@ struct GpuDeviceInfo
     uint64_t deviceId = 0;
     QString driver;          ///< Vulkan: API and driver versions; OpenGL: GL_VERSION
     bool validation = false; ///< Vulkan: the Khronos validation layer is enabled
+    /// How batches reach the GPU, for people: copied from the memory they were read into or staged, and whether
+    /// a transfer queue copies the next batch beside the scan.
+    QString uploads;
     GpuLimits limits;
 
     bool selfTestRun = false;    ///< enumerate() ran the smoke compute shader

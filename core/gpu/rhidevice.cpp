@@ -490,6 +490,16 @@ void RhiDevice::readInfo()
     m_info.deviceType = deviceTypeName(driver.deviceType);
     m_info.vendorId = driver.vendorId;
     m_info.deviceId = driver.deviceId;
+    m_info.uploads = QStringLiteral("staged by QRhi");
+#if QT_CONFIG(vulkan)
+    if (m_info.backend == GpuBackend::Vulkan) {
+        m_info.uploads = m_hostMemoryImport ? QStringLiteral("copied from where they were read")
+                                            : QStringLiteral("staged in a buffer of ours");
+        if (m_hostMemoryImport)
+            m_info.uploads += m_transferQueue ? QStringLiteral("; the next batch on a transfer queue, beside the scan")
+                                              : QStringLiteral("; the next batch queued ahead on the compute queue");
+    }
+#endif
 
     GpuLimits &limits = m_info.limits;
     limits.maxWorkgroupSizeX = m_rhi->resourceLimit(QRhi::MaxThreadGroupX);
