@@ -688,18 +688,19 @@ int64_t GpuEngine::haystackBufferBytes(const FileBatch &batch) const
     return roundUp16(roundUp4(std::max(bytes, batch.used)));
 }
 
+const VulkanHostBuffer *GpuEngine::importedBuffer(const FileBatch &batch, int64_t bytes) const
+{
+    std::lock_guard lock(m_hostImports->mutex);
+    const auto it = m_hostImports->buffers.find(batch.haystack.get());
+    return it != m_hostImports->buffers.end() && it->second->size() >= bytes ? it->second.get() : nullptr;
+}
+
 void GpuEngine::startPrefetch(const FileBatch &next)
 {
     const int64_t bytes = roundUp4(next.used);
     if (bytes == 0)
         return;
-    const VulkanHostBuffer *source = nullptr;
-    {
-        std::lock_guard lock(m_hostImports->mutex);
-        const auto it = m_hostImports->buffers.find(next.haystack.get());
-        if (it != m_hostImports->buffers.end() && it->second->size() >= bytes)
-            source = it->second.get();
-    }
+    const VulkanHostBuffer *source = importedBuffer(next, bytes);
     QString ignored; // the batch is uploaded in its own frame instead, which meets (and reports) the failure
     if (!source || !ensureBuffer(m_spareHaystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer,
                                  haystackBufferBytes(next), &ignored))
@@ -1142,13 +1143,7 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     // of these uploads, every batch.
     auto at256 = [](int64_t v) { return (v + 255) & ~int64_t(255); };
     // A haystack of newHaystack()'s that the device imported is copied to the GPU from where it was read.
-    const VulkanHostBuffer *hostSource = nullptr;
-    if (upload && !resident && m_hostImports->device) {
-        std::lock_guard lock(m_hostImports->mutex);
-        const auto it = m_hostImports->buffers.find(batch.haystack.get());
-        if (it != m_hostImports->buffers.end() && it->second->size() >= hayBytes)
-            hostSource = it->second.get();
-    }
+    const VulkanHostBuffer *hostSource = upload && !resident ? importedBuffer(batch, hayBytes) : nullptr;
     const int64_t segAt = hostSource || resident ? 0 : at256(std::max<int64_t>(batch.capacity, hayBytes));
     const int64_t queueAt = segAt + at256(segBytes);
     const int64_t paramsAt = queueAt + at256(int64_t(queueWords) * 4);

@@ -14,6 +14,7 @@
 namespace Hitscope {
 
 class GpuTimer;
+class VulkanHostBuffer;
 class VulkanStaging;
 class VulkanTransfer;
 
@@ -114,6 +115,8 @@ private:
                   const std::vector<uint32_t> &phaseItems, const std::vector<uint32_t> &paramWords, int queueWords,
                   uint32_t attemptsBefore, bool upload, bool resident, BatchTelemetry &t,
                   std::vector<uint32_t> &queue, QString *error);
+    /// The device's import of `batch`'s haystack (one of newHaystack()'s) when it holds `bytes`; else null.
+    const VulkanHostBuffer *importedBuffer(const FileBatch &batch, int64_t bytes) const;
     /// Starts copying `next`'s haystack into m_spareHaystack, when the device imported it.
     void startPrefetch(const FileBatch &next);
     /// Waits for a copy in flight and forgets it.

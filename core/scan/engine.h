@@ -54,8 +54,9 @@ public:
         Q_UNUSED(batchBytes);
     }
     /// Called for each batch once it is read, before scan(), on a thread of the caller's (neither the reader's
-    /// nor the one that calls scan()): an engine may compute there what depends on the batch alone (into FileBatch::prepared), beside the scan of the batch before.
-    /// Must not touch what scan() uses. Default: nothing.
+    /// nor the one that calls scan()): an engine may compute there what depends on the batch alone (into
+    /// FileBatch::prepared), beside the scan of the batch before. Must not touch what scan() uses. Default:
+    /// nothing.
     virtual void prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const
     {
         Q_UNUSED(batch);

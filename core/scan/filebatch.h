@@ -85,7 +85,7 @@ struct FileBatch
     std::vector<BatchFile> files;
     std::vector<Segment> segments;
     std::vector<FileProblem> problems; ///< found while walking or reading, reported in order
-    /// What the engine's prepareBatch() computed from the batch on the reader's thread (empty if nothing).
+    /// What the engine's prepareBatch() computed from the batch beside the scan (empty if nothing).
     std::vector<uint32_t> prepared;
 
     void clear()
