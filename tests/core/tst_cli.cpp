@@ -91,6 +91,8 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("extra");
         QTest::addRow("defaults") << QStringList();
         QTest::addRow("one thread") << QStringList { QStringLiteral("-j"), QStringLiteral("1") };
+        // Eight threads as on a large machine: folders listed ahead of the walk, read threads at a lower priority.
+        QTest::addRow("eight threads") << QStringList { QStringLiteral("-j"), QStringLiteral("8") };
         QTest::addRow("segments of 4 KiB (patterns planted across each boundary)")
             << QStringList { QStringLiteral("--segment-bytes"), QStringLiteral("4096") };
         QTest::addRow("64 KiB batches: large files split across batches")
@@ -103,6 +105,9 @@ private Q_SLOTS:
         // The GPU engine (Mesa's lavapipe in CI), as users run it: its defaults, and a hit ring of one entry
         // (every batch with hits re-run, never truncated).
         QTest::addRow("gpu") << QStringList { QStringLiteral("--engine"), QStringLiteral("gpu") };
+        QTest::addRow("gpu, eight threads, 1 MiB batches")
+            << QStringList { QStringLiteral("--engine"), QStringLiteral("gpu"), QStringLiteral("-j"),
+                             QStringLiteral("8"), QStringLiteral("--batch-bytes"), QStringLiteral("1M") };
         QTest::addRow("gpu, hit ring of 1")
             << QStringList { QStringLiteral("--engine"), QStringLiteral("gpu"), QStringLiteral("--hit-capacity"),
                              QStringLiteral("1"), QStringLiteral("--batch-bytes"), QStringLiteral("1M") };
@@ -258,6 +263,24 @@ private Q_SLOTS:
         QVERIFY(haystacks.back() <= int64_t(128) << 10);
         QCOMPARE(bytes, summary.value(QLatin1String("bytes")).toInteger());
         QCOMPARE(hits, summary.value(QLatin1String("hits")).toInteger());
+    }
+
+    void devicesSayHowBatchesReachTheGpu()
+    {
+        // As the README says: every device available lists how batches reach it.
+        QByteArray out, err;
+        const int rc = TestUtil::runCli({ QStringLiteral("devices") }, &out, &err);
+        if (rc == 2)
+            QSKIP("no GPU backend offers compute here");
+        QVERIFY2(rc == 0, err.constData());
+        const int available = int(out.count("\n  driver: "));
+        QVERIFY(available > 0);
+        QCOMPARE(int(out.count("\n  batches: ")), available);
+        // Mesa's lavapipe imports host memory and has no transfer-only queue.
+        if (out.contains("llvmpipe") && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_HOST_IMPORT"))
+            QVERIFY2(out.contains("  batches: copied from where they were read; the next batch queued ahead on the "
+                                  "compute queue\n"),
+                     out.constData());
     }
 
     void badInputIsReportedAndTheRestRuns()
