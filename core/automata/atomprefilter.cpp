@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "automata/atomextractor.h"
+#include "automata/dfacache.h"
 #include "automata/dfabuilder.h"
 #include "automata/patterncatalog.h"
 #include "rules/ruleset.h"
@@ -17,6 +18,8 @@ constexpr int kMinQuality = 18;
 /// Windows reach this far around an atom at most; longer patterns keep their pass.
 constexpr int kMaxRadius = 4096;
 constexpr int kMaxAtomStates = 60000;
+/// A host group with the atoms, before minimization; past it the atoms get a pass of their own.
+constexpr int kMaxHostStates = 60000;
 /// An xor form's neighbouring bytes must differ this often (zero deltas also occur in every run of equal bytes);
 /// the engine screens with the first four deltas, so they must differ there too.
 constexpr int kMinXorChanges = 3;
@@ -66,7 +69,9 @@ bool AtomPrefilter::suits(const Regex &regex, const PatternInfo &info)
     return !r.atoms.empty() && r.quality >= kMinQuality;
 }
 
-std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, const PatternCatalog &catalog)
+std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, const PatternCatalog &catalog,
+                                                          const std::vector<const Regex *> &groupRegex,
+                                                          const QString &cacheDir)
 {
     auto pre = std::make_shared<AtomPrefilter>();
     pre->groupRadius.assign(catalog.groups.size(), 0);
@@ -119,10 +124,40 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
     // The atom pass walks the atom DFA; with no atom at all there is nothing for it to walk.
     if (covered < 2 || atomRegexes.empty())
         return nullptr;
-    std::vector<DfaBuilder::Input> inputs;
+    pre->atomBase = uint32_t(rules.patterns.size());
+    std::vector<DfaBuilder::Input> atomInputs;
     for (size_t i = 0; i < atomRegexes.size(); ++i)
-        inputs.push_back({ &atomRegexes[i], int(i) });
-    DfaBuilder::Result built = DfaBuilder::build(inputs, kMaxAtomStates);
+        atomInputs.push_back({ &atomRegexes[i], int(pre->atomBase + i) });
+
+    // A group with a pass of its own hosts the atoms when the two fit in one DFA: the smallest such group first,
+    // since a larger table walks slower.
+    const DfaCache cache(cacheDir);
+    std::vector<int> hosts;
+    for (size_t g = 0; g < catalog.groups.size(); ++g)
+        if (!pre->covers(int(g)) && !catalog.groups[g].patterns.empty())
+            hosts.push_back(int(g));
+    std::stable_sort(hosts.begin(), hosts.end(), [&](int a, int b) {
+        return catalog.groups[size_t(a)].dfa.numStates < catalog.groups[size_t(b)].dfa.numStates;
+    });
+    for (int g : hosts) {
+        std::vector<DfaBuilder::Input> inputs;
+        bool ok = true;
+        for (int p : catalog.groups[size_t(g)].patterns) {
+            ok = ok && size_t(p) < groupRegex.size() && groupRegex[size_t(p)];
+            if (ok)
+                inputs.push_back({ groupRegex[size_t(p)], p });
+        }
+        if (!ok)
+            continue;
+        inputs.insert(inputs.end(), atomInputs.begin(), atomInputs.end());
+        DfaBuilder::Result built = cache.build(inputs, kMaxHostStates);
+        if (built.exceededBudget)
+            continue;
+        pre->dfa = std::move(built.dfa);
+        pre->hostGroup = g;
+        return pre;
+    }
+    DfaBuilder::Result built = cache.build(atomInputs, kMaxAtomStates);
     if (built.exceededBudget)
         return nullptr;
     pre->dfa = std::move(built.dfa);

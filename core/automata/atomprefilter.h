@@ -18,10 +18,19 @@ struct PatternInfo;
  * group, and each group's DFA then runs only in windows around its atoms' occurrences. A match contains one
  * of its pattern's atoms, so it lies inside the window of that occurrence: the hits are exactly those of a
  * full pass. The GPU engine does not need it (its passes are cheap) and ignores it.
+ *
+ * Where a group keeps a whole pass of its own (weak or unbounded patterns), the atoms ride along in it: `dfa`
+ * is then that group's patterns and every atom in one DFA (`hostGroup`), and the CPU engine walks it instead of
+ * the group's own, one pass less over every byte. Its states are not the group's: a chunk's carried state is
+ * only meaningful to an engine that walks the same DFA.
  */
 struct AtomPrefilter
 {
-    Dfa dfa;                        ///< every atom; accept entries carry atom indices
+    /// Every atom, with the host group's patterns when there is one. Accept entries of atoms carry
+    /// atomBase + atom index, those of the host's patterns their global pattern ids.
+    Dfa dfa;
+    int hostGroup = -1;             ///< the catalog group `dfa` stands in for, or -1: `dfa` is atoms alone
+    uint32_t atomBase = 0;          ///< accept entries at or above this are atoms
     std::vector<int> atomGroup;     ///< per atom: its catalog group
     std::vector<int> atomLength;    ///< per atom: its length in bytes
     std::vector<int> groupRadius;   ///< per catalog group: its longest match, 0 when the group is scanned whole
@@ -59,7 +68,12 @@ struct AtomPrefilter
 
     /// Null when fewer than two groups would be covered (then a pass for the atoms saves nothing) or when no
     /// pattern has an ordinary atom (a set of xor strings alone: they are then scanned by full passes).
-    static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog);
+    /// `groupRegex`: per pattern id, the regex its group's DFA was built from (the relaxed form of a pattern
+    /// that needs verifying); a host group's patterns are built into `dfa` from these. `cacheDir`: where
+    /// DfaCache keeps the built DFA for the next compile (empty: nowhere).
+    static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog,
+                                                      const std::vector<const Regex *> &groupRegex,
+                                                      const QString &cacheDir = {});
 };
 
 } // namespace Hitscope

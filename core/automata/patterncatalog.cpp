@@ -20,6 +20,7 @@
 #include "automata/dfabuilder.h"
 #include "util/parallel.h"
 #include "automata/nfa.h"
+#include "util/hash.h"
 
 namespace Hitscope {
 
@@ -346,7 +347,7 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
             }
             probe.groups.push_back(std::move(g));
         }
-        const auto cover = AtomPrefilter::build(rules, probe);
+        const auto cover = AtomPrefilter::build(rules, probe, {}); // no regexes: no host, the atoms alone
         for (size_t i = 0; i < pieces.size(); ++i) {
             pieces[i].covered = cover && cover->covers(int(i));
             pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
@@ -439,50 +440,6 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
     return merged;
 }
 
-/// A 64-bit hash over whole words (tables are tens of MiB: byte-wise FNV would cost a noticeable share of
-/// the compile time).
-uint64_t hashBytes(uint64_t h, const void *data, size_t size)
-{
-    const auto *p = static_cast<const uint8_t *>(data);
-    auto mix = [&h](uint64_t w) {
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 32;
-    };
-    size_t i = 0;
-    for (; i + 8 <= size; i += 8) {
-        uint64_t w;
-        std::memcpy(&w, p + i, 8);
-        mix(w);
-    }
-    uint64_t tail = 0;
-    if (size > i) // an empty vector's data() may be null
-        std::memcpy(&tail, p + i, size - i);
-    mix(tail ^ (uint64_t(size) << 56));
-    return h;
-}
-
-template<typename T>
-uint64_t hashVector(uint64_t h, const std::vector<T> &v)
-{
-    return hashBytes(h, v.data(), v.size() * sizeof(T));
-}
-
-uint64_t hashRegex(uint64_t h, const Regex &r)
-{
-    const int32_t root = r.root;
-    h = hashBytes(h, &root, sizeof root);
-    for (const Regex::Node &n : r.nodes) {
-        const int32_t fields[] = { int32_t(n.type), int32_t(n.assertion), n.min, n.max, n.greedy ? 1 : 0,
-                                   int32_t(n.children.size()) };
-        h = hashBytes(h, fields, sizeof fields);
-        h = hashVector(h, n.children);
-        for (size_t b = 0; b < 256; b += 64) {
-            const uint64_t word = ((n.bytes >> b) & ByteSet(~uint64_t(0))).to_ullong();
-            h = hashBytes(h, &word, sizeof word);
-        }
-    }
-    return h;
-}
 
 /// The last grouping of the same candidates (PatternCatalog::compile's hint), as lists of pattern ids in group
 /// order: its DFAs are built again, but the builds that would only fail are skipped.
@@ -658,7 +615,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     // Everything the grouping below depends on. A hint written for the same key names the groups that grouping
     // ended with; they are built again (every DFA is fresh), and only if one of them fails to fit, or the hint
     // does not name every candidate once, does the grouping run. A hint can thus cost time, never a match.
-    uint64_t hintKey = 0xcbf29ce484222325ull;
+    uint64_t hintKey = kHashSeed;
     {
         const QByteArray version = QByteArrayLiteral(HITSCOPE_VERSION) + kGroupingHintHeader;
         hintKey = hashBytes(hintKey, version.constData(), size_t(version.size()));
@@ -668,7 +625,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
             const int32_t fields[] = { c.pattern, c.literal, c.bounded, c.verify, c.atoms, c.xorForms };
             hintKey = hashBytes(hintKey, fields, sizeof fields);
             hintKey = hashBytes(hintKey, &c.estimate, sizeof c.estimate);
-            hintKey = hashRegex(hintKey, c.verify ? c.relaxed : rules.patterns[size_t(c.pattern)].regex);
+            hintKey = (c.verify ? c.relaxed : rules.patterns[size_t(c.pattern)].regex).hash(hintKey);
         }
     }
     const QString hintPath = options.groupingHintDir.isEmpty() ? QString() : groupingHintPath(options.groupingHintDir, hintKey);
@@ -732,7 +689,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         catalog.rejections.push_back(std::move(r));
     }
 
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = kHashSeed;
     for (const DfaGroup &g : catalog.groups) {
         const Dfa &d = g.dfa;
         const uint32_t header[] = { d.numStates, d.numClasses, d.start[0], d.start[1], d.start[2], d.dead,
@@ -749,7 +706,10 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         verify.push_back(info.verify);
     h = hashVector(h, verify);
     catalog.fingerprint = h;
-    catalog.prefilter = AtomPrefilter::build(rules, catalog);
+    std::vector<const Regex *> groupRegex(rules.patterns.size(), nullptr);
+    for (const Candidate &c : candidates)
+        groupRegex[size_t(c.pattern)] = c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex;
+    catalog.prefilter = AtomPrefilter::build(rules, catalog, groupRegex, options.groupingHintDir);
     catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
     return catalog;
 }

@@ -49,7 +49,8 @@ struct CompileOptions
     int threads = 0;
     /// Where compile() keeps, per set of patterns, the grouping it ended with, and finds it again: the next
     /// compile of the same patterns builds those groups directly and skips the merges that would fail (most of
-    /// a large rule set's compile time). Every DFA is still built; a hint that no longer fits is ignored.
+    /// a large rule set's compile time). Every group DFA is still built; a hint that no longer fits is ignored.
+    /// The atom prefilter's DFA is kept there too (DfaCache): merged with a host group it is the costliest build.
     /// Empty: no hints.
     QString groupingHintDir;
 };

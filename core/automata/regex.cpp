@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "util/hash.h"
+
 namespace Hitscope {
 
 bool isWordByte(uint8_t b)
@@ -157,6 +159,23 @@ int Regex::maxLength() const
         return 0;
     };
     return root < 0 ? 0 : rec(root);
+}
+
+uint64_t Regex::hash(uint64_t h) const
+{
+    const int32_t rootId = root;
+    h = hashBytes(h, &rootId, sizeof rootId);
+    for (const Node &n : nodes) {
+        const int32_t fields[] = { int32_t(n.type), int32_t(n.assertion), n.min, n.max, n.greedy ? 1 : 0,
+                                   int32_t(n.children.size()) };
+        h = hashBytes(h, fields, sizeof fields);
+        h = hashVector(h, n.children);
+        for (size_t b = 0; b < 256; b += 64) {
+            const uint64_t word = ((n.bytes >> b) & ByteSet(~uint64_t(0))).to_ullong();
+            h = hashBytes(h, &word, sizeof word);
+        }
+    }
+    return h;
 }
 
 bool Regex::usesAssertion(Assertion a) const

@@ -64,6 +64,8 @@ struct Regex
     bool usesAssertion(Assertion a) const;
     /// The same language read backwards (FileStart and FileEnd swap), for finding where a match starts.
     Regex reversed() const;
+    /// `h` mixed with the whole tree: equal for equal trees (cache keys of what is built from regexes).
+    uint64_t hash(uint64_t h) const;
 };
 
 } // namespace Hitscope

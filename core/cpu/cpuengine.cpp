@@ -38,6 +38,9 @@ struct Walk
     int64_t end = 0;
     int64_t ownBegin = 0;
     int64_t ownEnd = 0;
+    // Atoms (AtomPrefilter) ending in [markBegin, markEnd) are marked; the own range bounds hits only.
+    int64_t markBegin = 0;
+    int64_t markEnd = 0;
     uint32_t state = 0;
     uint32_t batchFile = 0;
     // A counted pattern's run of ends, reported as one RawCount when another pattern or the walk's end comes.
@@ -81,15 +84,13 @@ public:
     {
     }
 
-    void mark(uint32_t batchFile, int64_t end, const uint32_t *entries, uint32_t count)
+    /// An occurrence of atom `atom` (an index into AtomPrefilter::atomGroup) ending at file offset `end`.
+    void mark(uint32_t batchFile, int64_t end, uint32_t atom)
     {
         const BatchFile &bf = m_batch.files[batchFile];
-        for (uint32_t i = 0; i < count; ++i) {
-            const uint32_t atom = Dfa::entryPattern(entries[i]);
-            const int64_t start = end - m_pre.atomLength[atom] + 1;
-            const int64_t h = bf.dataOffset + (std::max(start, bf.holdBegin) - bf.holdBegin);
-            m_marks[size_t(m_pre.atomGroup[atom]) * m_blocks + size_t(h >> kBlockShift)].store(1, std::memory_order_relaxed);
-        }
+        const int64_t start = end - m_pre.atomLength[atom] + 1;
+        const int64_t h = bf.dataOffset + (std::max(start, bf.holdBegin) - bf.holdBegin);
+        markAt(m_pre.atomGroup[atom], h);
     }
 
     /// An occurrence of one of `group`'s atoms starting at haystack offset h.
@@ -149,8 +150,9 @@ void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *dat
 class DfaWalker
 {
 public:
+    // With `marks`, accept entries from `atomBase` on are atoms, marked there instead of reported.
     DfaWalker(const Dfa &dfa, std::vector<RawHit> &hits, std::vector<RawCount> &counts, const uint8_t *counted,
-              AtomMarks *marks = nullptr)
+              AtomMarks *marks = nullptr, uint32_t atomBase = 0)
         : m_dfa(dfa)
         , m_table(dfa.transitions.data())
         , m_classes(dfa.byteClass.data())
@@ -158,6 +160,7 @@ public:
         , m_counts(counts)
         , m_counted(counted)
         , m_marks(marks)
+        , m_atomBase(marks ? atomBase : UINT32_MAX)
     {
     }
 
@@ -299,14 +302,13 @@ private:
     void report(Walk &w, int64_t pos, uint32_t premultiplied)
     {
         const uint32_t st = premultiplied / m_dfa.numClasses;
-        if (m_marks) [[unlikely]] {
-            if (pos >= w.ownBegin && pos < w.ownEnd)
-                m_marks->mark(w.batchFile, pos, m_dfa.acceptEntries.data() + m_dfa.acceptIndex[st],
-                              m_dfa.acceptIndex[st + 1] - m_dfa.acceptIndex[st]);
-            return;
-        }
         for (uint32_t i = m_dfa.acceptIndex[st]; i < m_dfa.acceptIndex[st + 1]; ++i) {
             const uint32_t e = m_dfa.acceptEntries[i];
+            if (Dfa::entryPattern(e) >= m_atomBase) {
+                if (pos >= w.markBegin && pos < w.markEnd)
+                    m_marks->mark(w.batchFile, pos, Dfa::entryPattern(e) - m_atomBase);
+                continue;
+            }
             const Dfa::AcceptKind kind = Dfa::entryKind(e);
             if (kind == Dfa::Eof)
                 continue;
@@ -323,6 +325,7 @@ private:
     std::vector<RawCount> &m_counts;
     const uint8_t *m_counted; ///< per pattern, or null
     AtomMarks *m_marks;
+    const uint32_t m_atomBase; ///< UINT32_MAX without marks
 };
 
 // A unit of work: a run of segments of one bounded group, or one chunk of an unbounded group.
@@ -430,7 +433,7 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
  * DFA forgets where it started within a few bytes, so these second walks are short.
  */
 void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, const Item &item,
-                   const std::vector<uint32_t> &carryIn, size_t numUnbounded, int64_t pieceBytes,
+                   const std::vector<uint32_t> &carryIn, size_t numUnbounded, int64_t pieceBytes, bool marksAtoms,
                    std::vector<Walk> &walks, std::vector<uint32_t> &carryOut)
 {
     const uint8_t *haystack = batch.haystack.get();
@@ -454,18 +457,30 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
     auto walkOver = [&](uint32_t f, int64_t begin, int64_t end, uint32_t state) {
         Walk w;
         w.batchFile = f;
-        w.ownBegin = w.pos = begin;
-        w.ownEnd = w.end = end;
+        w.ownBegin = w.markBegin = w.pos = begin;
+        w.ownEnd = w.markEnd = w.end = end;
         w.state = state;
         w.data = batch.files[f].at(haystack, begin);
         return w;
     };
     walks.clear();
+    std::vector<RawHit> dropped;
+    std::vector<RawCount> droppedCounts;
     for (int k = 0; k < item.count; ++k) {
         const uint32_t f = item.batchFile + uint32_t(k);
         const BatchFile &bf = batch.files[f];
         if (bf.holdEnd <= bf.ownBegin)
             continue;
+        if (marksAtoms && !bf.firstChunk && bf.holdBegin < bf.ownBegin) {
+            // The walk from the carried state marks atoms that end in this chunk; those in the bytes held before
+            // it were marked in the last batch, whose marks are gone, yet a match ending here may contain one.
+            // Atoms have no assertions: any start state finds them. Hits here belong to the chunk before.
+            Walk m = walkOver(f, bf.holdBegin, bf.ownBegin, dfa.start[Dfa::AfterNonWord]);
+            m.ownEnd = m.ownBegin;
+            m.hits = &dropped;
+            m.counts = &droppedCounts;
+            scanner.run(m, m.end);
+        }
         const Walk w = walkOver(f, bf.ownBegin, bf.ownEnd,
                                 bf.firstChunk ? dfa.start[Dfa::AtFileStart]
                                               : carryIn[f * numUnbounded + size_t(item.unboundedIndex)]);
@@ -629,13 +644,17 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     }
     // Big unbounded chunks first so that no thread is left with one at the end.
     std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.bytes > b.bytes; });
-    // Groups the atom prefilter covers get no pass of their own: one pass for all their atoms instead.
-    const AtomPrefilter *pre = catalog.prefilter.get();
+    // Groups the atom prefilter covers get no pass of their own: one pass for all their atoms instead, or none
+    // when a group with a pass of its own finds them too (its host).
+    const AtomPrefilter *pre = m_atomPrefilter ? catalog.prefilter.get() : nullptr;
+    const int host = pre ? pre->hostGroup : -1;
     std::unique_ptr<AtomMarks> marks;
     if (pre)
         marks = std::make_unique<AtomMarks>(*pre, batch, catalog.groups.size());
     for (int g = pre ? kAtomPass : 0; g < int(catalog.groups.size()); ++g) {
         if (g >= 0 && (catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
+            continue;
+        if (g == kAtomPass && host >= 0 && pre->xorAtoms.empty())
             continue;
         // Runs of segments sized so that both threads get several and each keeps its lanes full.
         int first = 0;
@@ -669,29 +688,35 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         for (size_t i = next++; i < items.size(); i = next++) {
             const Item &item = items[i];
             const bool atomPass = item.group == kAtomPass;
-            const Dfa &dfa = atomPass ? pre->dfa : catalog.groups[size_t(item.group)].dfa;
-            DfaWalker scanner(dfa, hits, perThreadCounts[size_t(t)], atomPass ? nullptr : counted,
-                              atomPass ? marks.get() : nullptr);
+            // The atoms' walk: the atom pass, or the host group's pass that finds them too.
+            const bool marking = atomPass || item.group == host;
+            const Dfa &dfa = marking ? pre->dfa : catalog.groups[size_t(item.group)].dfa;
+            DfaWalker scanner(dfa, hits, perThreadCounts[size_t(t)], counted, marking ? marks.get() : nullptr,
+                              pre ? pre->atomBase : 0);
             if (item.firstSegment < 0) {
-                scanUnbounded(scanner, dfa, batch, item, carryIn, numUnbounded, pieceBytes, walks, result.carryOut);
+                scanUnbounded(scanner, dfa, batch, item, carryIn, numUnbounded, pieceBytes, marking, walks,
+                              result.carryOut);
                 continue;
             }
-            walks.resize(size_t(item.count));
-            for (int k = 0; k < item.count; ++k) {
+            // With a host, the atom pass only looks for xor atoms.
+            const bool walk = !(atomPass && host >= 0);
+            walks.resize(size_t(walk ? item.count : 0));
+            for (int k = 0; k < int(walks.size()); ++k) {
                 const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
                 const BatchFile &bf = batch.files[seg.batchFile];
                 Walk &w = walks[size_t(k)];
                 w = Walk();
                 w.batchFile = seg.batchFile;
+                w.ownBegin = seg.ownBegin;
+                w.ownEnd = w.markEnd = seg.ownEnd;
                 // Atoms in the context before a chunk belong to matches that end inside it.
-                w.ownBegin = atomPass && seg.ownBegin == bf.ownBegin ? seg.scanBegin : seg.ownBegin;
-                w.ownEnd = seg.ownEnd;
+                w.markBegin = seg.ownBegin == bf.ownBegin ? seg.scanBegin : seg.ownBegin;
                 w.pos = seg.scanBegin;
                 w.end = seg.scanEnd;
                 w.state = startState(dfa, bf, haystack, seg.scanBegin);
                 w.data = bf.at(haystack, seg.scanBegin);
             }
-            scanner.runQueue<kLanes>(walks.data(), item.count, [&](Walk &w) {
+            scanner.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
                 const BatchFile &bf = batch.files[w.batchFile];
                 if (w.end == bf.fileSize)
                     scanner.reportEof(w, bf.fileSize);

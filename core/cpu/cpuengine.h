@@ -15,11 +15,16 @@ class CpuEngine : public Engine
 public:
     QString name() const override;
     void setCountedPatterns(const std::vector<bool> &counted) override;
+    /// Whether the catalog's atom prefilter is used (the default). Off, every group gets a pass with its own
+    /// DFA, so that the states carried from chunk to chunk are those of the catalog's DFAs, as another
+    /// engine's are: the GPU engine's fallback takes over the carry of GPU batches.
+    void setAtomPrefilter(bool on) { m_atomPrefilter = on; }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 
 private:
     std::vector<uint8_t> m_counted; ///< per pattern; empty: none counted
+    bool m_atomPrefilter = true;
 };
 
 } // namespace Hitscope

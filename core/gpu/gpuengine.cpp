@@ -188,6 +188,8 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
 {
     if (VulkanHostBuffer::isSupported(*m_device))
         m_hostImports->device = m_device.get();
+    // The fallback continues from this engine's carried states, which are those of the catalog's DFAs.
+    m_fallback.setAtomPrefilter(false);
     const GpuDeviceInfo &info = m_device->info();
     const QString name = info.deviceName.toLower();
     m_loopLimited = info.deviceType == QLatin1String("cpu") || name.contains(QLatin1String("llvmpipe"))

@@ -147,6 +147,92 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
         }
     }
 
+    void atomsRideAlongInAGroupsOwnPass_data()
+    {
+        QTest::addColumn<QByteArray>("weak");
+        QTest::addColumn<bool>("unbounded");
+        // An unbounded host carries its state from chunk to chunk; a bounded one is walked in segments.
+        QTest::newRow("unbounded host") << QByteArray("/[a-z]{2}[0-9]+x/") << true;
+        QTest::newRow("bounded host") << QByteArray("/[a-z]{2}[0-9]{1,3}x/") << false;
+    }
+
+    void atomsRideAlongInAGroupsOwnPass()
+    {
+        // A group that keeps a pass of its own (weak atoms) also finds the other groups' atoms: no atom pass.
+        // Its hits, and the windows around the atoms it marks, must be those of full passes, also where a
+        // covered string crosses the edge of a segment or of a chunk (a large file in 1 MiB batches).
+        QFETCH(QByteArray, weak);
+        QFETCH(bool, unbounded);
+        QTemporaryDir tmp;
+        const QString rulesPath = tmp.filePath(QStringLiteral("r.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath,
+                                    "rule lits { strings: $a = \"GLIBC_2.2.5\" $b = \"kernel32.dll\" nocase wide "
+                                    "condition: any of them }\n"
+                                    "rule hex { strings: $h = { 55 48 89 E5 [0-8] 48 83 EC ?? } condition: $h }\n"
+                                    "rule weak { strings: $w = " + weak + " condition: $w }\n"));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        CompileOptions small;
+        small.maxStatesPerGroup = 40;
+        PatternCatalog catalog = PatternCatalog::compile(rules, small);
+        QVERIFY(catalog.prefilter);
+        const int host = catalog.prefilter->hostGroup;
+        QVERIFY2(host >= 0, "no group hosts the atoms: the test tests nothing");
+        QCOMPARE(catalog.groups[size_t(host)].unbounded(), unbounded);
+        QVERIFY(!catalog.prefilter->covers(host));
+
+        QRandomGenerator rng(7);
+        const QString dir = tmp.filePath(QStringLiteral("corpus"));
+        QVERIFY(QDir().mkpath(dir));
+        const QByteArray wide = QByteArray("K\0e\0r\0N\0e\0l\0003\0002\0.\0d\0l\0l\0", 24);
+        const QByteArray copies[] = { "GLIBC_2.2.5", wide, QByteArray("\x55\x48\x89\xE5\x90\x90\x48\x83\xEC\x10", 10),
+                                      "ab123x" };
+        for (int f = 0; f < 5; ++f) {
+            QByteArray data(f == 4 ? 3 << 20 : 30000 + f * 999, '\0');
+            for (char &c : data)
+                c = rng.bounded(3) == 0 ? char(rng.bounded(256)) : char('a' + rng.bounded(26));
+            std::vector<qsizetype> places;
+            for (int k = 0; k < 40; ++k)
+                places.push_back(qsizetype(rng.bounded(int(data.size() - 30))));
+            // Across every segment edge (64 KiB) and so every chunk edge (1 MiB), a few bytes either side.
+            if (f == 4)
+                for (qsizetype edge = 64 << 10; edge < data.size(); edge += 64 << 10)
+                    for (int k = 0; k < 4; ++k)
+                        places.push_back(edge - 1 - qsizetype(edge / (64 << 10) + k * 5) % 23);
+            for (size_t k = 0; k < places.size(); ++k) {
+                const QByteArray &copy = copies[k % 4];
+                data.replace(std::min(places[k], data.size() - copy.size()), copy.size(), copy);
+            }
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
+        }
+        // Alone in its folder, a large file's first chunk owns [0, 1 MiB - 1) (fixed batches of 1 MiB). A copy that
+        // starts 6 bytes before that edge has its atom (GLIB) in the bytes the second chunk holds before the
+        // bytes it owns, and its end in them: only the second batch's marks can find it, and nothing else is
+        // near enough to mark its block.
+        const QString edgeDir = tmp.filePath(QStringLiteral("edge"));
+        QVERIFY(QDir().mkpath(edgeDir));
+        QByteArray big(3 << 20, '\0');
+        for (char &c : big)
+            c = char('a' + rng.bounded(26));
+        const qsizetype edge = (1 << 20) - 1;
+        big.replace(edge - 6, 11, "GLIBC_2.2.5");
+        QVERIFY(TestUtil::writeFile(edgeDir + QStringLiteral("/big.bin"), big));
+        const Hits with = scan(rules, catalog, dir);
+        const Hits edgeWith = scan(rules, catalog, edgeDir);
+        catalog.prefilter.reset();
+        const Hits without = scan(rules, catalog, dir);
+        const Hits edgeWithout = scan(rules, catalog, edgeDir);
+        QCOMPARE(edgeWithout.size(), size_t(1));
+        QVERIFY(edgeWith == edgeWithout);
+        std::set<int> patterns;
+        for (const auto &hit : without)
+            patterns.insert(std::get<1>(hit));
+        QCOMPARE(patterns.size(), rules.patterns.size()); // every string is found somewhere
+        QVERIFY(without.size() > 300);
+        QCOMPARE(with.size(), without.size());
+        QVERIFY(with == without);
+    }
+
     void xorStringsFoundByTheirDeltas()
     {
         // An xor string is found by the XOR of neighbouring bytes (the same under every key) instead of one atom

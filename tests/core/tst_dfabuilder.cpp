@@ -5,12 +5,19 @@
 
 #include <QElapsedTimer>
 #include <QRandomGenerator>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "automata/dfabuilder.h"
+#include "automata/dfacache.h"
 #include "automata/nfa.h"
 #include "automata/regexparser.h"
 #include "automata/startfinder.h"
+#include "testutil.h"
 #include "testutildfa.h"
 #include "testutilregex.h"
 
@@ -18,6 +25,7 @@ using Hitscope::Assertion;
 using Hitscope::ByteSet;
 using Hitscope::Dfa;
 using Hitscope::DfaBuilder;
+using Hitscope::DfaCache;
 using Hitscope::Regex;
 using Hitscope::RegexParser;
 using Type = Hitscope::Regex::Node::Type;
@@ -172,6 +180,7 @@ private Q_SLOTS:
     void deadStates();
     void budgetStopsEarly();
     void hugeRepeatIsRefused();
+    void cacheGivesTheBuiltDfaAndIgnoresBadFiles();
     void prefixSharingKeepsLiteralsSmall();
     void differentialSingle_data();
     void differentialSingle();
@@ -318,6 +327,67 @@ void TestDfaBuilder::budgetStopsEarly()
     QVERIFY(!ok.exceededBudget);
     QCOMPARE(TestUtil::checkDfaTables(ok.dfa), QByteArray());
     QVERIFY(ok.dfa.numStates >= 64);
+}
+
+void TestDfaBuilder::cacheGivesTheBuiltDfaAndIgnoresBadFiles()
+{
+    QTemporaryDir tmp;
+    const DfaCache cache(tmp.path());
+    const Regex a = parse("ab[0-9]+c"), b = parse("x(yz|zy)*"), explode = parse("(a|b)*a(a|b){20}");
+    const std::vector<DfaBuilder::Input> inputs { { &a, 3 }, { &b, 7 } };
+    const DfaBuilder::Result fresh = DfaBuilder::build(inputs, 5000);
+    auto same = [](const Dfa &x, const Dfa &y) {
+        return x.numStates == y.numStates && x.numClasses == y.numClasses && x.byteClass == y.byteClass
+            && x.transitions == y.transitions && x.start == y.start && x.acceptIndex == y.acceptIndex
+            && x.acceptEntries == y.acceptEntries && x.dead == y.dead;
+    };
+    QVERIFY(same(cache.build(inputs, 5000).dfa, fresh.dfa));
+    const QStringList files = QDir(tmp.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    const QString path = tmp.filePath(files.front());
+
+    // Read back (the file is touched when it is used) and equal.
+    auto age = [&] {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::Append));
+        QVERIFY(f.setFileTime(QDateTime::currentDateTime().addDays(-3), QFileDevice::FileModificationTime));
+    };
+    age();
+    QVERIFY(same(cache.build(inputs, 5000).dfa, fresh.dfa));
+    QVERIFY(QFileInfo(path).lastModified() > QDateTime::currentDateTime().addDays(-1));
+
+    // Other ids, another budget: other files.
+    QVERIFY(same(cache.build({ { &a, 3 }, { &b, 8 } }, 5000).dfa,
+                 DfaBuilder::build({ { &a, 3 }, { &b, 8 } }, 5000).dfa));
+    QVERIFY(cache.build({ { &explode, 0 } }, 5000).exceededBudget);
+    QVERIFY(cache.build({ { &explode, 0 } }, 5000).exceededBudget); // the refusal is kept too
+    QCOMPARE(QDir(tmp.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files).size(), 3);
+
+    // Truncated, a flipped byte, another DFA's file under this name: each is built anew, and right.
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray good = f.readAll();
+    f.close();
+    QByteArray flipped = good;
+    flipped[flipped.size() / 2] = char(flipped[flipped.size() / 2] ^ 0x10);
+    QByteArray other;
+    for (const QString &name : QDir(tmp.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files)) {
+        QFile o(tmp.filePath(name));
+        if (tmp.filePath(name) != path && o.open(QIODevice::ReadOnly) && o.size() > other.size())
+            other = o.readAll();
+    }
+    QVERIFY(!other.isEmpty());
+    for (const QByteArray &bad : { good.left(good.size() / 2), flipped, other }) {
+        QVERIFY(TestUtil::writeFile(path, bad));
+        QVERIFY(same(cache.build(inputs, 5000).dfa, fresh.dfa));
+    }
+    // Rewritten whole by the build that found it bad.
+    QFile again(path);
+    QVERIFY(again.open(QIODevice::ReadOnly));
+    QCOMPARE(again.readAll(), good);
+
+    // No folder: nothing kept, the DFA still built.
+    QVERIFY(same(DfaCache(QString()).build(inputs, 5000).dfa, fresh.dfa));
 }
 
 void TestDfaBuilder::hugeRepeatIsRefused()

@@ -558,7 +558,7 @@ void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
     const PatternCatalog first = PatternCatalog::compile(rules, options);
     QVERIFY(!first.groupedFromHint);
     QVERIFY(sameCatalog(first));
-    const QStringList hints = QDir(dir.path()).entryList(QDir::Files);
+    const QStringList hints = QDir(dir.path()).entryList({ QStringLiteral("*.groups") }, QDir::Files);
     QCOMPARE(hints.size(), 1);
     const QString hintPath = dir.filePath(hints.front());
     QFile hintFile(hintPath);
@@ -624,7 +624,7 @@ void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
     addRule(rules, QStringLiteral("extra"), 999, { "abcab" });
     const PatternCatalog other = PatternCatalog::compile(rules, options);
     QVERIFY(!other.groupedFromHint);
-    QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 2);
+    QCOMPARE(QDir(dir.path()).entryList({ QStringLiteral("*.groups") }, QDir::Files).size(), 2);
 
     // The folder keeps the latest 64 hints.
     for (int i = 0; i < 80; ++i) {
@@ -636,7 +636,7 @@ void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
     }
     addRule(rules, QStringLiteral("another"), 1000, { "bcabc" });
     QVERIFY(!PatternCatalog::compile(rules, options).groupedFromHint);
-    QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 64);
+    QCOMPARE(QDir(dir.path()).entryList({ QStringLiteral("*.groups") }, QDir::Files).size(), 64);
     QVERIFY(PatternCatalog::compile(rules, options).groupedFromHint);
 }
 

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "dfacache.h"
+
+#include <cstring>
+
+#include <sys/stat.h>
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+
+#include "util/hash.h"
+
+namespace Hitscope {
+
+namespace {
+
+constexpr char kMagic[8] = { 'H', 'S', 'D', 'F', 'A', '1', 0, 0 };
+/// Merged DFAs are up to a few MiB each: the folder keeps the latest few.
+constexpr qsizetype kMaxFiles = 16;
+
+struct Header
+{
+    char magic[8];
+    uint64_t key; // as in the file's name: a file renamed or copied over another is not taken for it
+    uint32_t exceeded, statesBeforeMinimization;
+    uint32_t numStates, numClasses, dead, reserved;
+    uint32_t start[3], reserved2;
+    uint64_t transitions, acceptIndex, acceptEntries;
+};
+
+template<typename T>
+void append(QByteArray &out, const std::vector<T> &v)
+{
+    out.append(reinterpret_cast<const char *>(v.data()), qsizetype(v.size() * sizeof(T)));
+}
+
+template<typename T>
+bool take(const QByteArray &in, qsizetype &at, uint64_t count, std::vector<T> &v)
+{
+    if (count > uint64_t(in.size() - at) / sizeof(T))
+        return false;
+    v.resize(size_t(count));
+    std::memcpy(v.data(), in.constData() + at, size_t(count) * sizeof(T));
+    at += qsizetype(count * sizeof(T));
+    return true;
+}
+
+} // namespace
+
+DfaCache::DfaCache(const QString &dir)
+    : m_dir(dir)
+{
+    struct stat st {};
+    if (dir.isEmpty() || ::stat("/proc/self/exe", &st) != 0)
+        return;
+    const int64_t fields[] = { int64_t(st.st_size), int64_t(st.st_mtim.tv_sec), int64_t(st.st_mtim.tv_nsec),
+                               int64_t(st.st_ino), int64_t(st.st_dev) };
+    m_program = hashBytes(kHashSeed, fields, sizeof fields);
+}
+
+DfaBuilder::Result DfaCache::build(const std::vector<DfaBuilder::Input> &inputs, int maxStates) const
+{
+    if (m_program == 0)
+        return DfaBuilder::build(inputs, maxStates);
+    uint64_t key = hashBytes(m_program, &maxStates, sizeof maxStates);
+    for (const DfaBuilder::Input &in : inputs) {
+        key = hashBytes(key, &in.patternId, sizeof in.patternId);
+        key = in.regex->hash(key);
+    }
+    const QString path = m_dir + QLatin1String("/") + QString::number(key, 16).rightJustified(16, QLatin1Char('0'))
+        + QLatin1String(".dfa");
+    DfaBuilder::Result result;
+    if (read(path, key, result)) {
+        // Kept by age: one in use stays young.
+        QFile used(path);
+        if (used.open(QIODevice::Append))
+            used.setFileTime(QDateTime::currentDateTime(), QFileDevice::FileModificationTime);
+        return result;
+    }
+    result = DfaBuilder::build(inputs, maxStates);
+    write(path, key, result);
+    return result;
+}
+
+bool DfaCache::read(const QString &path, uint64_t key, DfaBuilder::Result &out) const
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray in = file.readAll();
+    Header h {};
+    if (in.size() < qsizetype(sizeof h + sizeof(uint64_t) + 256))
+        return false;
+    std::memcpy(&h, in.constData(), sizeof h);
+    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.key != key)
+        return false;
+    uint64_t sum = 0;
+    std::memcpy(&sum, in.constData() + in.size() - sizeof sum, sizeof sum);
+    if (sum != hashBytes(kHashSeed, in.constData(), size_t(in.size()) - sizeof sum))
+        return false;
+    Dfa &d = out.dfa;
+    qsizetype at = sizeof h;
+    std::memcpy(d.byteClass.data(), in.constData() + at, 256);
+    at += 256;
+    d.numStates = h.numStates;
+    d.numClasses = h.numClasses;
+    d.dead = h.dead;
+    for (int i = 0; i < 3; ++i)
+        d.start[size_t(i)] = h.start[i];
+    if (!take(in, at, h.transitions, d.transitions) || !take(in, at, h.acceptIndex, d.acceptIndex)
+        || !take(in, at, h.acceptEntries, d.acceptEntries))
+        return false;
+    out.exceededBudget = h.exceeded != 0;
+    out.statesBeforeMinimization = int(h.statesBeforeMinimization);
+    if (out.exceededBudget)
+        return d.numStates == 0;
+    // What the walks index must be in range: a table from another format is no DFA.
+    const uint64_t cells = uint64_t(d.numStates) * d.numClasses;
+    if (d.numStates == 0 || d.transitions.size() != cells || d.acceptIndex.size() != size_t(d.numStates) + 1
+        || d.acceptIndex.back() != d.acceptEntries.size())
+        return false;
+    for (uint8_t c : d.byteClass)
+        if (c >= d.numClasses)
+            return false;
+    for (uint32_t s : d.start)
+        if (s >= cells || s % d.numClasses != 0)
+            return false;
+    for (uint32_t t : d.transitions)
+        if ((t & Dfa::kStateMask) >= cells)
+            return false;
+    for (size_t i = 0; i + 1 < d.acceptIndex.size(); ++i)
+        if (d.acceptIndex[i] > d.acceptIndex[i + 1])
+            return false;
+    return true;
+}
+
+void DfaCache::write(const QString &path, uint64_t key, const DfaBuilder::Result &result) const
+{
+    const Dfa &d = result.dfa;
+    Header h {};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.key = key;
+    h.exceeded = result.exceededBudget ? 1 : 0;
+    h.statesBeforeMinimization = uint32_t(result.statesBeforeMinimization);
+    h.numStates = d.numStates;
+    h.numClasses = d.numClasses;
+    h.dead = d.dead;
+    for (int i = 0; i < 3; ++i)
+        h.start[i] = d.start[size_t(i)];
+    h.transitions = d.transitions.size();
+    h.acceptIndex = d.acceptIndex.size();
+    h.acceptEntries = d.acceptEntries.size();
+    QByteArray out(reinterpret_cast<const char *>(&h), sizeof h);
+    out.append(reinterpret_cast<const char *>(d.byteClass.data()), 256);
+    append(out, d.transitions);
+    append(out, d.acceptIndex);
+    append(out, d.acceptEntries);
+    const uint64_t sum = hashBytes(kHashSeed, out.constData(), size_t(out.size()));
+    out.append(reinterpret_cast<const char *>(&sum), sizeof sum);
+    if (!QDir().mkpath(m_dir))
+        return;
+    // QSaveFile: two scans compiling at once never leave half a file.
+    QSaveFile file(path);
+    if (file.open(QIODevice::WriteOnly) && file.write(out) == out.size())
+        file.commit();
+    const QFileInfoList kept = QDir(m_dir).entryInfoList({ QStringLiteral("????????????????.dfa") }, QDir::Files,
+                                                         QDir::Time);
+    for (qsizetype i = kMaxFiles; i < kept.size(); ++i)
+        if (kept[i].absoluteFilePath() != QFileInfo(path).absoluteFilePath())
+            QFile::remove(kept[i].absoluteFilePath());
+}
+
+} // namespace Hitscope
