@@ -6,9 +6,10 @@
 namespace Hitscope {
 
 /**
- * The reference engine: walks exactly the DFA tables the GPU uses, on all cores. Each thread scans eight
- * work items of one group interleaved, so that eight independent table look-ups are in flight at once
- * (a single DFA walk is bound by the latency of one load per byte).
+ * The reference engine: walks the DFA tables the GPU uses, on all cores. With the catalog's atom prefilter,
+ * covered groups are walked only around their atoms, and the group hosting the atoms is walked with its
+ * merged DFA. Each thread scans eight work items of one group interleaved, so that eight independent table
+ * look-ups are in flight at once (a single DFA walk is bound by the latency of one load per byte).
  */
 class CpuEngine : public Engine
 {
