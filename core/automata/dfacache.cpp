@@ -6,11 +6,9 @@
 #include <sys/stat.h>
 
 #include <QDateTime>
-#include <QDir>
 #include <QFile>
-#include <QFileInfo>
-#include <QSaveFile>
 
+#include "util/cachefile.h"
 #include "util/hash.h"
 
 namespace Hitscope {
@@ -160,17 +158,7 @@ void DfaCache::write(const QString &path, uint64_t key, const DfaBuilder::Result
     append(out, d.acceptEntries);
     const uint64_t sum = hashBytes(kHashSeed, out.constData(), size_t(out.size()));
     out.append(reinterpret_cast<const char *>(&sum), sizeof sum);
-    if (!QDir().mkpath(m_dir))
-        return;
-    // QSaveFile: two scans compiling at once never leave half a file.
-    QSaveFile file(path);
-    if (file.open(QIODevice::WriteOnly) && file.write(out) == out.size())
-        file.commit();
-    const QFileInfoList kept = QDir(m_dir).entryInfoList({ QStringLiteral("????????????????.dfa") }, QDir::Files,
-                                                         QDir::Time);
-    for (qsizetype i = kMaxFiles; i < kept.size(); ++i)
-        if (kept[i].absoluteFilePath() != QFileInfo(path).absoluteFilePath())
-            QFile::remove(kept[i].absoluteFilePath());
+    writeCacheFile(path, out, QStringLiteral("????????????????.dfa"), kMaxFiles);
 }
 
 } // namespace Hitscope

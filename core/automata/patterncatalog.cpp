@@ -20,6 +20,7 @@
 #include "automata/dfabuilder.h"
 #include "util/parallel.h"
 #include "automata/nfa.h"
+#include "util/cachefile.h"
 #include "util/hash.h"
 
 namespace Hitscope {
@@ -483,18 +484,8 @@ void writeGroupingHint(const QString &path, const std::vector<std::vector<int>> 
             text += (k ? " " : "") + QByteArray::number(g[k]);
         text += '\n';
     }
-    const QString dir = QFileInfo(path).absolutePath();
-    QDir().mkpath(dir);
-    // QSaveFile: two scans compiling at once never leave a half-written hint.
-    QSaveFile file(path);
-    if (file.open(QIODevice::WriteOnly) && file.write(text) == text.size())
-        file.commit();
     // The folder keeps the hints of the latest rule sets only (each a few hundred bytes).
-    const QFileInfoList hints = QDir(dir).entryInfoList({ QStringLiteral("????????????????.groups") }, QDir::Files,
-                                                        QDir::Time);
-    for (qsizetype i = kMaxGroupingHints; i < hints.size(); ++i)
-        if (hints[i].absoluteFilePath() != QFileInfo(path).absoluteFilePath())
-            QFile::remove(hints[i].absoluteFilePath());
+    writeCacheFile(path, text, QStringLiteral("????????????????.groups"), kMaxGroupingHints);
 }
 
 } // namespace
