@@ -69,18 +69,20 @@ uint32_t startState(const Dfa &dfa, const BatchFile &f, const uint8_t *haystack,
  * Where the atoms of prefiltered groups occur, per group and block of the haystack. A group's DFA then runs
  * over each marked block widened by the group's longest match on both sides: that covers the window of
  * every atom occurrence in the block, so it finds every match. Blocks rather than exact windows: marking is
- * a store, where exact windows would need millions of atom hits sorted (runs of zero bytes, say).
+ * a store, where exact windows would need millions of atom hits sorted (runs of zero bytes, say). The blocks
+ * are small, so that an atom found once walks little more than its own window; a bit each, so that the
+ * unmarked stretches are passed over a word at a time.
  */
 class AtomMarks
 {
 public:
-    static constexpr int kBlockShift = 10;
+    static constexpr int kBlockShift = 6;
 
     AtomMarks(const AtomPrefilter &pre, const FileBatch &batch, size_t groups)
         : m_pre(pre)
         , m_batch(batch)
-        , m_blocks(size_t(batch.used >> kBlockShift) + 1)
-        , m_marks(new std::atomic<uint8_t>[groups * m_blocks]())
+        , m_words((size_t(batch.used >> kBlockShift) + 1 + 63) / 64)
+        , m_bits(new std::atomic<uint64_t>[groups * m_words]())
     {
     }
 
@@ -96,19 +98,34 @@ public:
     /// An occurrence of one of `group`'s atoms starting at haystack offset h.
     void markAt(int group, int64_t h)
     {
-        m_marks[size_t(group) * m_blocks + size_t(h >> kBlockShift)].store(1, std::memory_order_relaxed);
+        const size_t block = size_t(h >> kBlockShift);
+        std::atomic<uint64_t> &word = m_bits[size_t(group) * m_words + block / 64];
+        const uint64_t bit = uint64_t(1) << (block % 64);
+        // Atoms come in runs (a line of dashes, zero bytes): most marks find their bit set already.
+        if (!(word.load(std::memory_order_relaxed) & bit))
+            word.fetch_or(bit, std::memory_order_relaxed);
     }
 
-    bool marked(int group, size_t block) const
+    /// The first marked block of `group` in [from, to], or -1.
+    int64_t nextMarked(int group, int64_t from, int64_t to) const
     {
-        return m_marks[size_t(group) * m_blocks + block].load(std::memory_order_relaxed) != 0;
+        const std::atomic<uint64_t> *bits = &m_bits[size_t(group) * m_words];
+        for (int64_t b = from; b <= to;) {
+            const uint64_t w = bits[size_t(b) / 64].load(std::memory_order_relaxed) >> (b % 64);
+            if (w != 0) {
+                b += std::countr_zero(w);
+                return b <= to ? b : -1;
+            }
+            b = (b / 64 + 1) * 64;
+        }
+        return -1;
     }
 
 private:
     const AtomPrefilter &m_pre;
     const FileBatch &m_batch;
-    const size_t m_blocks;
-    std::unique_ptr<std::atomic<uint8_t>[]> m_marks;
+    const size_t m_words; ///< per group
+    std::unique_ptr<std::atomic<uint64_t>[]> m_bits;
 };
 
 /**
@@ -211,18 +228,41 @@ public:
                 }
             }
         }
-        for (int k = 0; k < kLanes; ++k) {
-            if (lane[k] < 0)
-                continue;
-            Walk &w = walks[lane[k]];
-            run(w, w.end);
-            finish(w);
-            flushCount(w);
+        // The last few walks in fewer lanes: one at a time, they would each run at a single walk's latency.
+        int rest[kLanes];
+        int m = 0;
+        for (int k = 0; k < kLanes; ++k)
+            if (lane[k] >= 0)
+                rest[m++] = lane[k];
+        while (m > 0) {
+            const int width = m >= 4 ? 4 : m >= 2 ? 2 : 1;
+            int64_t n = INT64_MAX;
+            for (int k = 0; k < width; ++k)
+                n = std::min(n, walks[rest[k]].end - walks[rest[k]].pos);
+            if (width == 4)
+                lockstep<4>(walks, rest, n);
+            else if (width == 2)
+                lockstep<2>(walks, rest, n);
+            else
+                run(walks[rest[0]], walks[rest[0]].end);
+            int kept = 0;
+            for (int k = 0; k < m; ++k) {
+                Walk &w = walks[rest[k]];
+                if (w.pos == w.end) {
+                    finish(w);
+                    flushCount(w);
+                } else {
+                    rest[kept++] = rest[k];
+                }
+            }
+            m = kept;
         }
     }
 
+    // GCC's SLP vectorizer packs the states into vector registers and unpacks them on every step; without it
+    // they stay in general registers (measured faster end to end).
     template<int kLanes>
-    void lockstep(Walk *walks, const int *lane, int64_t n)
+    __attribute__((optimize("no-tree-slp-vectorize"))) void lockstep(Walk *walks, const int *lane, int64_t n)
     {
         uint32_t s[kLanes];
         const uint8_t *p[kLanes];
@@ -366,9 +406,9 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
                 continue;
             const int64_t radius = pre.groupRadius[size_t(g)];
             Window open { g, f, -1, -1 };
-            for (int64_t b = h0 >> AtomMarks::kBlockShift; b <= (h1 - 1) >> AtomMarks::kBlockShift; ++b) {
-                if (!marks.marked(g, size_t(b)))
-                    continue;
+            const int64_t last = (h1 - 1) >> AtomMarks::kBlockShift;
+            for (int64_t b = marks.nextMarked(g, h0 >> AtomMarks::kBlockShift, last); b >= 0;
+                 b = b < last ? marks.nextMarked(g, b + 1, last) : -1) {
                 // Haystack block -> file offsets, widened and kept inside what the chunk holds.
                 const int64_t lo = std::max(bf.holdBegin, bf.holdBegin + (b * kBlock - h0) - radius);
                 const int64_t hi = std::min(bf.holdEnd, bf.holdBegin + ((b + 1) * kBlock - h0) + radius);
