@@ -56,7 +56,7 @@ std::set<QByteArray> atomTexts(const char *pattern, bool caseless = false)
 
 using Hits = std::set<std::tuple<QByteArray, int, int64_t, int64_t>>;
 
-Hits scan(const RuleSet &rules, const PatternCatalog &catalog, const QString &dir)
+Hits scan(const RuleSet &rules, const PatternCatalog &catalog, const QString &dir, int64_t segmentBytes = 64 << 10)
 {
     CpuEngine engine;
     Scanner scanner(rules, catalog, engine);
@@ -68,7 +68,7 @@ Hits scan(const RuleSet &rules, const PatternCatalog &catalog, const QString &di
     };
     LaunchParams params;
     params.batchBytes = 1 << 20; // several batches, files in chunks
-    params.segmentBytes = 64 << 10;
+    params.segmentBytes = segmentBytes;
     params.threads = 2;
     scanner.run({ QFile::encodeName(dir) }, WalkOptions {}, params, cb);
     return hits;
@@ -291,11 +291,15 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
             QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
         }
         const Hits with = scan(rules, catalog, dir);
+        // Segments of a whole batch: the screening's 64 KiB steps then have copies across their edges too.
+        const Hits withLongSegments = scan(rules, catalog, dir, 1 << 20);
         catalog.prefilter.reset();
         const Hits without = scan(rules, catalog, dir);
         QVERIFY(without.size() > 200);
         QCOMPARE(with.size(), without.size());
         QVERIFY(with == without);
+        QCOMPARE(withLongSegments.size(), without.size());
+        QVERIFY(withLongSegments == without);
         // The plain text (key 0) at offset 100 is no match of xor(0x01-0xff), in either scan.
         int xorPattern = -1;
         for (size_t p = 0; p < rules.patterns.size(); ++p)
