@@ -26,6 +26,9 @@ int positionBits(const ByteSet &set)
     return std::max(bits, 0);
 }
 
+/// A byte that repeats the one before it adds little: runs (`----`, `====`, zeros) fill text and binaries alike.
+constexpr int kRepeatedByteBits = 2;
+
 class Extractor
 {
 public:
@@ -108,7 +111,9 @@ private:
                     const size_t len = std::min<size_t>(AtomExtractor::kMaxAtomLength, j - w);
                     int q = 0;
                     for (size_t k = w; k < w + len; ++k)
-                        q += positionBits(*elements[k].set);
+                        q += k > w && *elements[k].set == *elements[k - 1].set && elements[k].set->count() == 1
+                            ? kRepeatedByteBits
+                            : positionBits(*elements[k].set);
                     if (q > best.quality) {
                         Atom atom;
                         for (size_t k = w; k < w + len; ++k)

@@ -98,6 +98,9 @@ private Q_SLOTS:
         const auto zeros = AtomExtractor::extract(Regex::fromLiteral("\0\0\0\0\0\0", 6));
         const auto text = AtomExtractor::extract(Regex::fromLiteral("GLIBC_", 6));
         QVERIFY(zeros.quality < text.quality);
+        // A run of one byte is common too (ruler lines of dashes): the window past it is taken.
+        QCOMPARE(atomTexts("-----BEGIN CERTIFICATE-----"), (std::set<QByteArray> { "-BEG" }));
+        QVERIFY(AtomExtractor::extract(Regex::fromLiteral("====", 4)).quality < 18);
     }
 
     void prefilterCoversOnlyGroupsItCan()
