@@ -109,6 +109,7 @@ int main(int argc, char **argv)
     QStringList rulesFiles;
     bool useGpu = false;
     bool segmentSet = false;
+    bool batchSet = false;
     QString yaraRules, jsonOut, dir;
     int threads = QThread::idealThreadCount();
     int repeat = 3;
@@ -128,9 +129,10 @@ int main(int argc, char **argv)
             threads = next().toInt();
         else if (a == QLatin1String("--repeat"))
             repeat = std::max(1, next().toInt());
-        else if (a == QLatin1String("--batch-bytes"))
+        else if (a == QLatin1String("--batch-bytes")) {
             params.batchBytes = next().toLongLong();
-        else if (a == QLatin1String("--fixed-batches"))
+            batchSet = true;
+        } else if (a == QLatin1String("--fixed-batches"))
             fixedBatches = true;
         else if (a == QLatin1String("--segment-bytes")) {
             params.segmentBytes = next().toLongLong();
@@ -271,6 +273,9 @@ int main(int argc, char **argv)
                     params.workgroupSize);
     }
     Engine &engine = gpuEngine ? static_cast<Engine &>(*gpuEngine) : static_cast<Engine &>(cpuEngine);
+    // As the CLI: the engine's own batch size unless one is given.
+    if (!batchSet)
+        params.batchBytes = engine.preferredBatchBytes();
     int64_t ourHits = 0;
     std::set<std::pair<int, int>> ourPairs;
     double gpuMs = 0;
