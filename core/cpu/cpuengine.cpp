@@ -441,6 +441,9 @@ struct Item
     uint32_t batchFile; // unbounded: the first batch file
     int unboundedIndex;
     int64_t bytes;
+    // Unbounded, one part of a chunk walked by several items (SharedChunk): its index, and the part's pieces.
+    int shared = -1;
+    size_t firstPiece = 0, pieceCount = 0;
 };
 
 constexpr int kAtomPass = -1;
@@ -527,28 +530,183 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
 }
 
 
+/// A piece of an unbounded chunk, walked beside the others from a speculative state (see scanUnbounded).
+struct Piece
+{
+    std::vector<RawHit> hits;
+    std::vector<RawCount> counts;
+    int64_t begin = 0, end = 0;
+    uint32_t specState = 0; // the state it started from
+    uint32_t exitState = 0; // the state after its last byte
+};
+
+/// A large unbounded chunk whose pieces are walked by several items, on any thread, and settled after them.
+struct SharedChunk
+{
+    uint32_t batchFile = 0;
+    int group = 0;
+    int unboundedIndex = 0;
+    std::vector<Piece> pieces;
+};
+
+/// A walk over [begin, end) of a chunk that owns the ends there.
+Walk walkOver(const FileBatch &batch, uint32_t f, int64_t begin, int64_t end, uint32_t state)
+{
+    Walk w;
+    w.batchFile = f;
+    w.ownBegin = w.markBegin = w.pos = begin;
+    w.ownEnd = w.markEnd = w.end = end;
+    w.state = state;
+    w.data = batch.files[f].at(batch.haystack.get(), begin);
+    return w;
+}
+
+/// The state a chunk's walk starts from: the file's start, or the state carried from the previous batch.
+uint32_t chunkStart(const Dfa &dfa, const FileBatch &batch, uint32_t f, const std::vector<uint32_t> &carryIn,
+                    size_t numUnbounded, int unboundedIndex)
+{
+    return batch.files[f].firstChunk ? dfa.start[Dfa::AtFileStart]
+                                     : carryIn[f * numUnbounded + size_t(unboundedIndex)];
+}
+
+/// Atoms that end in a continuation chunk but start in the bytes held before it (see scanUnbounded).
+void markHeldAtoms(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, uint32_t f)
+{
+    const BatchFile &bf = batch.files[f];
+    if (bf.firstChunk || bf.holdBegin >= bf.ownBegin)
+        return;
+    std::vector<RawHit> dropped;
+    std::vector<RawCount> droppedCounts;
+    // Atoms have no assertions: any start state finds them. Hits here belong to the chunk before.
+    Walk m = walkOver(batch, f, bf.holdBegin, bf.ownBegin, dfa.start[Dfa::AfterNonWord]);
+    m.ownEnd = m.ownBegin;
+    m.hits = &dropped;
+    m.counts = &droppedCounts;
+    scanner.run(m, m.end);
+}
+
+// A piece's look-ahead byte decides matches that end on its last byte (a trailing \b); the chunk's last piece
+// leaves that to finishChunk.
+void lookAhead(DfaWalker &scanner, const FileBatch &batch, Walk &w)
+{
+    if (w.end < batch.files[w.batchFile].ownEnd)
+        scanner.run(w, w.end + 1);
+}
+
+// The carried state is the one after the last owned byte, before the look-ahead byte.
+void finishChunk(DfaWalker &scanner, const FileBatch &batch, Walk &w, size_t numUnbounded, int unboundedIndex,
+                 std::vector<uint32_t> &carryOut)
+{
+    const BatchFile &bf = batch.files[w.batchFile];
+    carryOut[w.batchFile * numUnbounded + size_t(unboundedIndex)] = w.state;
+    scanner.run(w, bf.holdEnd);
+    if (bf.lastChunk)
+        scanner.reportEof(w, bf.fileSize);
+}
+
+/**
+ * The pieces of one chunk, each walked from its speculative state, made exact: from the first piece's exit
+ * state on, each piece whose speculative start differs from the true state is walked again from the true state
+ * next to a walk from its speculative state until both are in the same state; from there on they agree, so
+ * only the hits before that point are replaced. Then the chunk is finished and its hits go to the scanner.
+ */
+void settlePieces(DfaWalker &scanner, const FileBatch &batch, uint32_t f, Piece *pieces, size_t count,
+                  size_t numUnbounded, int unboundedIndex, std::vector<uint32_t> &carryOut)
+{
+    const BatchFile &bf = batch.files[f];
+    std::vector<RawHit> trueHits, specHits;
+    std::vector<RawCount> trueCounts, specCounts;
+    constexpr int64_t kCompareEvery = 256;
+    uint32_t state = pieces[0].exitState;
+    for (size_t j = 1; j < count; ++j) {
+        Piece &p = pieces[j];
+        if (state == p.specState) {
+            state = p.exitState;
+            continue;
+        }
+        trueHits.clear();
+        specHits.clear();
+        trueCounts.clear();
+        specCounts.clear();
+        Walk tw = walkOver(batch, f, p.begin, p.end, state);
+        tw.hits = &trueHits;
+        tw.counts = &trueCounts;
+        Walk sw = walkOver(batch, f, p.begin, p.end, p.specState);
+        sw.hits = &specHits;
+        sw.counts = &specCounts;
+        while (tw.pos < p.end && tw.state != sw.state) {
+            const int64_t stop = std::min(p.end, tw.pos + kCompareEvery);
+            scanner.run(tw, stop);
+            scanner.run(sw, stop);
+        }
+        if (tw.state == sw.state) {
+            // Same from here on: the speculative walk's first hits are exactly those of the walk from its
+            // state, so they are swapped for the true walk's; counts are corrected by difference.
+            scanner.flushCount(tw);
+            scanner.flushCount(sw);
+            trueHits.insert(trueHits.end(), p.hits.begin() + ptrdiff_t(specHits.size()), p.hits.end());
+            p.hits.swap(trueHits);
+            p.counts.insert(p.counts.end(), trueCounts.begin(), trueCounts.end());
+            for (RawCount c : specCounts) {
+                c.count = -c.count;
+                p.counts.push_back(c);
+            }
+            state = p.exitState;
+            continue;
+        }
+        // Never the same within the piece: the true walk replaces it, look-ahead byte included.
+        state = tw.state;
+        lookAhead(scanner, batch, tw);
+        scanner.flushCount(tw);
+        p.hits.swap(trueHits);
+        p.counts.swap(trueCounts);
+    }
+    // At the chunk's end, owning the chunk's ends: the look-ahead byte and the end of the file decide the rest.
+    Walk last = walkOver(batch, f, bf.ownEnd, bf.ownEnd, state);
+    last.ownBegin = bf.ownBegin;
+    finishChunk(scanner, batch, last, numUnbounded, unboundedIndex, carryOut);
+    scanner.flushCount(last);
+    for (size_t j = 0; j < count; ++j)
+        scanner.take(pieces[j].hits, pieces[j].counts);
+}
+
 /**
  * One item of an unbounded group: consecutive chunks, each walked from its true start (the file's start or the
  * state carried from the previous batch). A chunk of at least two pieces is cut into pieces that are walked
  * side by side with the other walks, so that a large file does not leave seven of the eight lanes idle: piece
- * k > 0 starts speculatively from the start state. Once the piece before it is final, piece k is walked again
- * from the true state next to a walk from its speculative state until both are in the same state; from there
- * on they agree, so only the hits before that point are replaced. Unless a match is in progress, an unanchored
- * DFA forgets where it started within a few bytes, so these second walks are short.
+ * k > 0 starts speculatively from the start state, and settlePieces makes it exact. Unless a match is in
+ * progress, an unanchored DFA forgets where it started within a few bytes, so the walks again are short.
+ *
+ * An item of a SharedChunk walks only its part's pieces and leaves them to be settled once every part is
+ * walked: a chunk of a large file is then scanned on all threads, not one.
  */
 void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, const Item &item,
                    const std::vector<uint32_t> &carryIn, size_t numUnbounded, int64_t pieceBytes, bool marksAtoms,
-                   std::vector<Walk> &walks, std::vector<uint32_t> &carryOut)
+                   std::vector<Walk> &walks, std::vector<uint32_t> &carryOut, std::vector<SharedChunk> &shared)
 {
     const uint8_t *haystack = batch.haystack.get();
-    struct Piece
-    {
-        std::vector<RawHit> hits;
-        std::vector<RawCount> counts;
-        int64_t begin = 0, end = 0;
-        uint32_t specState = 0; // the state it started from
-        uint32_t exitState = 0; // the state after its last byte
-    };
+    walks.clear();
+    if (item.shared >= 0) {
+        SharedChunk &chunk = shared[size_t(item.shared)];
+        const uint32_t f = chunk.batchFile;
+        const BatchFile &bf = batch.files[f];
+        if (marksAtoms && item.firstPiece == 0)
+            markHeldAtoms(scanner, dfa, batch, f);
+        for (size_t j = item.firstPiece; j < item.firstPiece + item.pieceCount; ++j) {
+            Piece &p = chunk.pieces[j];
+            p.specState = j == 0 ? chunkStart(dfa, batch, f, carryIn, numUnbounded, item.unboundedIndex)
+                                 : startState(dfa, bf, haystack, p.begin);
+            Walk w = walkOver(batch, f, p.begin, p.end, p.specState);
+            w.hits = &p.hits;
+            w.counts = &p.counts;
+            walks.push_back(w);
+        }
+        scanner.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
+            chunk.pieces[item.firstPiece + size_t(&w - walks.data())].exitState = w.state;
+            lookAhead(scanner, batch, w);
+        });
+        return;
+    }
     struct Split
     {
         uint32_t batchFile;
@@ -557,37 +715,17 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
     std::vector<Piece> pieces;
     std::vector<Split> splits;
     std::vector<int> pieceOf; // per walk: its piece, or -1 for a whole chunk
-    // A walk over [begin, end) of a chunk that owns the ends there.
-    auto walkOver = [&](uint32_t f, int64_t begin, int64_t end, uint32_t state) {
-        Walk w;
-        w.batchFile = f;
-        w.ownBegin = w.markBegin = w.pos = begin;
-        w.ownEnd = w.markEnd = w.end = end;
-        w.state = state;
-        w.data = batch.files[f].at(haystack, begin);
-        return w;
-    };
-    walks.clear();
-    std::vector<RawHit> dropped;
-    std::vector<RawCount> droppedCounts;
     for (int k = 0; k < item.count; ++k) {
         const uint32_t f = item.batchFile + uint32_t(k);
         const BatchFile &bf = batch.files[f];
         if (bf.holdEnd <= bf.ownBegin)
             continue;
-        if (marksAtoms && !bf.firstChunk && bf.holdBegin < bf.ownBegin) {
-            // The walk from the carried state marks atoms that end in this chunk; those in the bytes held before
-            // it were marked in the last batch, whose marks are gone, yet a match ending here may contain one.
-            // Atoms have no assertions: any start state finds them. Hits here belong to the chunk before.
-            Walk m = walkOver(f, bf.holdBegin, bf.ownBegin, dfa.start[Dfa::AfterNonWord]);
-            m.ownEnd = m.ownBegin;
-            m.hits = &dropped;
-            m.counts = &droppedCounts;
-            scanner.run(m, m.end);
-        }
-        const Walk w = walkOver(f, bf.ownBegin, bf.ownEnd,
-                                bf.firstChunk ? dfa.start[Dfa::AtFileStart]
-                                              : carryIn[f * numUnbounded + size_t(item.unboundedIndex)]);
+        // The walk from the carried state marks atoms that end in this chunk; those in the bytes held before it
+        // were marked in the last batch, whose marks are gone, yet a match ending here may contain one.
+        if (marksAtoms)
+            markHeldAtoms(scanner, dfa, batch, f);
+        const Walk w = walkOver(batch, f, bf.ownBegin, bf.ownEnd,
+                                chunkStart(dfa, batch, f, carryIn, numUnbounded, item.unboundedIndex));
         const int64_t n = (bf.ownEnd - bf.ownBegin + pieceBytes - 1) / pieceBytes;
         if (n < 2) {
             walks.push_back(w);
@@ -601,7 +739,7 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
             p.end = std::min(bf.ownEnd, p.begin + pieceBytes);
             p.specState = j == 0 ? w.state : startState(dfa, bf, haystack, p.begin);
             pieceOf.push_back(int(pieces.size()));
-            walks.push_back(walkOver(f, p.begin, p.end, p.specState));
+            walks.push_back(walkOver(batch, f, p.begin, p.end, p.specState));
             pieces.push_back(std::move(p));
         }
     }
@@ -611,91 +749,19 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
             walks[i].counts = &pieces[size_t(pieceOf[i])].counts;
         }
 
-    // The carried state is the one after the last owned byte, before the look-ahead byte.
-    auto finishChunk = [&](Walk &w) {
-        const BatchFile &bf = batch.files[w.batchFile];
-        carryOut[w.batchFile * numUnbounded + size_t(item.unboundedIndex)] = w.state;
-        scanner.run(w, bf.holdEnd);
-        if (bf.lastChunk)
-            scanner.reportEof(w, bf.fileSize);
-    };
-    // A piece's look-ahead byte decides matches that end on its last byte (a trailing \b); the chunk's last
-    // piece leaves that to finishChunk.
-    auto lookAhead = [&](Walk &w) {
-        const BatchFile &bf = batch.files[w.batchFile];
-        if (w.end < bf.ownEnd)
-            scanner.run(w, w.end + 1);
-    };
     Walk *base = walks.data();
     scanner.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
         const int piece = pieceOf[size_t(&w - base)];
         if (piece < 0) {
-            finishChunk(w);
+            finishChunk(scanner, batch, w, numUnbounded, item.unboundedIndex, carryOut);
             return;
         }
         pieces[size_t(piece)].exitState = w.state;
-        lookAhead(w);
+        lookAhead(scanner, batch, w);
     });
-
-    std::vector<RawHit> trueHits, specHits;
-    std::vector<RawCount> trueCounts, specCounts;
-    constexpr int64_t kCompareEvery = 256;
-    for (const Split &split : splits) {
-        const BatchFile &bf = batch.files[split.batchFile];
-        uint32_t state = pieces[split.first].exitState;
-        for (size_t j = 1; j < split.count; ++j) {
-            Piece &p = pieces[split.first + j];
-            if (state == p.specState) {
-                state = p.exitState;
-                continue;
-            }
-            trueHits.clear();
-            specHits.clear();
-            trueCounts.clear();
-            specCounts.clear();
-            Walk tw = walkOver(split.batchFile, p.begin, p.end, state);
-            tw.hits = &trueHits;
-            tw.counts = &trueCounts;
-            Walk sw = walkOver(split.batchFile, p.begin, p.end, p.specState);
-            sw.hits = &specHits;
-            sw.counts = &specCounts;
-            while (tw.pos < p.end && tw.state != sw.state) {
-                const int64_t stop = std::min(p.end, tw.pos + kCompareEvery);
-                scanner.run(tw, stop);
-                scanner.run(sw, stop);
-            }
-            if (tw.state == sw.state) {
-                // Same from here on: the speculative walk's first hits are exactly those of the walk from its
-                // state, so they are swapped for the true walk's; counts are corrected by difference.
-                scanner.flushCount(tw);
-                scanner.flushCount(sw);
-                trueHits.insert(trueHits.end(), p.hits.begin() + ptrdiff_t(specHits.size()), p.hits.end());
-                p.hits.swap(trueHits);
-                p.counts.insert(p.counts.end(), trueCounts.begin(), trueCounts.end());
-                for (RawCount c : specCounts) {
-                    c.count = -c.count;
-                    p.counts.push_back(c);
-                }
-                state = p.exitState;
-                continue;
-            }
-            // Never the same within the piece: the true walk replaces it, look-ahead byte included.
-            state = tw.state;
-            lookAhead(tw);
-            scanner.flushCount(tw);
-            p.hits.swap(trueHits);
-            p.counts.swap(trueCounts);
-        }
-        // At the chunk's end, owning the chunk's ends: the look-ahead byte and the end of the file decide the rest.
-        Walk last = walkOver(split.batchFile, bf.ownEnd, bf.ownEnd, state);
-        last.ownBegin = bf.ownBegin;
-        finishChunk(last);
-        scanner.flushCount(last);
-        for (size_t j = 0; j < split.count; ++j) {
-            Piece &p = pieces[split.first + j];
-            scanner.take(p.hits, p.counts);
-        }
-    }
+    for (const Split &split : splits)
+        settlePieces(scanner, batch, split.batchFile, pieces.data() + split.first, split.count, numUnbounded,
+                     item.unboundedIndex, carryOut);
 }
 } // namespace
 
@@ -725,14 +791,50 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     const size_t numUnbounded = unboundedGroups.size();
 
     std::vector<Item> items;
+    const int wantThreads = params.threads > 0 ? params.threads : hardwareThreads();
+    const int64_t pieceBytes = std::max<int64_t>(params.segmentBytes, 256);
+    std::vector<SharedChunk> shared;
     // Unbounded groups: runs of consecutive chunks, each chunk walked whole (its state carried on), several
-    // in lock step like segments.
+    // in lock step like segments. A large chunk is cut into parts for several items instead (SharedChunk):
+    // at least two parts per thread, so that a batch holding one large file keeps every thread busy.
     for (size_t u = 0; u < numUnbounded; ++u) {
         uint32_t first = 0;
         int count = 0;
         int64_t bytes = 0;
         for (uint32_t f = 0; f <= batch.files.size(); ++f) {
             const bool end = f == batch.files.size();
+            if (!end && wantThreads > 1) {
+                const BatchFile &bf = batch.files[f];
+                const int64_t own = bf.ownEnd - bf.ownBegin;
+                const size_t n = size_t((own + pieceBytes - 1) / pieceBytes);
+                const int64_t partBytes = std::max(8 * pieceBytes, std::min(kItemBytes, own / (2 * wantThreads)));
+                const size_t partPieces = size_t((partBytes + pieceBytes - 1) / pieceBytes);
+                if (bf.holdEnd > bf.ownBegin && n > partPieces) {
+                    if (count > 0)
+                        items.push_back({ unboundedGroups[u], -1, count, first, int(u), bytes });
+                    count = 0;
+                    bytes = 0;
+                    SharedChunk chunk;
+                    chunk.batchFile = f;
+                    chunk.group = unboundedGroups[u];
+                    chunk.unboundedIndex = int(u);
+                    chunk.pieces.resize(n);
+                    for (size_t j = 0; j < n; ++j) {
+                        chunk.pieces[j].begin = bf.ownBegin + int64_t(j) * pieceBytes;
+                        chunk.pieces[j].end = std::min(bf.ownEnd, chunk.pieces[j].begin + pieceBytes);
+                    }
+                    for (size_t j = 0; j < n; j += partPieces) {
+                        Item part { unboundedGroups[u], -1, 1, f, int(u), 0 };
+                        part.shared = int(shared.size());
+                        part.firstPiece = j;
+                        part.pieceCount = std::min(partPieces, n - j);
+                        part.bytes = chunk.pieces[j + part.pieceCount - 1].end - chunk.pieces[j].begin;
+                        items.push_back(part);
+                    }
+                    shared.push_back(std::move(chunk));
+                    continue;
+                }
+            }
             if (!end && count == 0)
                 first = f;
             if (!end) {
@@ -783,7 +885,6 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     const uint8_t *counted = m_counted.size() == catalog.patterns.size() ? m_counted.data() : nullptr;
     std::vector<double> busyMs(size_t(threads), 0);
     std::atomic<size_t> next { 0 };
-    const int64_t pieceBytes = std::max<int64_t>(params.segmentBytes, 256);
 
     auto worker = [&](int t) {
         const auto w0 = Clock::now();
@@ -799,7 +900,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                               pre ? pre->atomBase : 0);
             if (item.firstSegment < 0) {
                 scanUnbounded(scanner, dfa, batch, item, carryIn, numUnbounded, pieceBytes, marking, walks,
-                              result.carryOut);
+                              result.carryOut, shared);
                 continue;
             }
             // With a host, the atom pass only looks for xor atoms.
@@ -838,6 +939,16 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     };
 
     runWorkers(threads, worker);
+
+    // Every part of the shared chunks is walked: settled here, before the windows, since they mark atoms too.
+    for (SharedChunk &chunk : shared) {
+        const bool marking = chunk.group == host;
+        const Dfa &dfa = marking ? pre->dfa : catalog.groups[size_t(chunk.group)].dfa;
+        DfaWalker scanner(dfa, perThread[0], perThreadCounts[0], counted, marking ? marks.get() : nullptr,
+                          pre ? pre->atomBase : 0);
+        settlePieces(scanner, batch, chunk.batchFile, chunk.pieces.data(), chunk.pieces.size(), numUnbounded,
+                     chunk.unboundedIndex, result.carryOut);
+    }
 
     if (pre)
         scanWindows(batch, catalog, *pre, *marks, threads, counted, perThread, perThreadCounts);
