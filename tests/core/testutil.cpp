@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "testutil.h"
 
+#include "cpu/cpuengine.h"
+#include "scan/scanner.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -187,6 +190,21 @@ std::set<std::tuple<QString, QString, int64_t, int64_t>> expectedHits(const Gene
             out.insert({ c.ruleNames[id], path, start, end - start + 1 });
     }
     return out;
+}
+
+ScanHits cpuScanHits(const Hitscope::RuleSet &rules, const Hitscope::PatternCatalog &catalog, const QString &dir,
+                     const Hitscope::LaunchParams &params)
+{
+    Hitscope::CpuEngine engine;
+    Hitscope::Scanner scanner(rules, catalog, engine);
+    ScanHits hits;
+    Hitscope::Scanner::Callbacks cb;
+    cb.fileDone = [&](const Hitscope::FileResult &fr) {
+        for (const Hitscope::Hit &h : fr.hits)
+            hits.insert({ fr.path, h.pattern, h.offset, h.length });
+    };
+    scanner.run({ QFile::encodeName(dir) }, Hitscope::WalkOptions {}, params, cb);
+    return hits;
 }
 
 } // namespace TestUtil

@@ -21,6 +21,9 @@ int runCliWithCache(const QStringList &args, const QString &cacheHome, QByteArra
 
 #include <vector>
 
+#include "automata/patterncatalog.h"
+#include "rules/ruleset.h"
+#include "scan/launchparams.h"
 #include "testutilhs.h"
 
 namespace TestUtil {
@@ -45,5 +48,12 @@ GeneratedCase generateCase(const QString &root, quint32 seed, int boundary);
 
 /// Exact (rule, file, offset, length) set the oracle expects for a generated case.
 std::set<std::tuple<QString, QString, int64_t, int64_t>> expectedHits(const GeneratedCase &c);
+
+/// (file, pattern, offset, length) of every hit.
+using ScanHits = std::set<std::tuple<QByteArray, int, int64_t, int64_t>>;
+
+/// The hits of a CPU engine scan of `dir` with `params`.
+ScanHits cpuScanHits(const Hitscope::RuleSet &rules, const Hitscope::PatternCatalog &catalog, const QString &dir,
+                     const Hitscope::LaunchParams &params);
 
 } // namespace TestUtil

@@ -12,9 +12,7 @@
 #include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
 #include "automata/regexparser.h"
-#include "cpu/cpuengine.h"
 #include "rules/ruleloader.h"
-#include "scan/scanner.h"
 #include "testutil.h"
 
 using namespace Hitscope;
@@ -54,24 +52,15 @@ std::set<QByteArray> atomTexts(const char *pattern, bool caseless = false)
     return out;
 }
 
-using Hits = std::set<std::tuple<QByteArray, int, int64_t, int64_t>>;
+using Hits = TestUtil::ScanHits;
 
 Hits scan(const RuleSet &rules, const PatternCatalog &catalog, const QString &dir, int64_t segmentBytes = 64 << 10)
 {
-    CpuEngine engine;
-    Scanner scanner(rules, catalog, engine);
-    Hits hits;
-    Scanner::Callbacks cb;
-    cb.fileDone = [&](const FileResult &fr) {
-        for (const Hit &h : fr.hits)
-            hits.insert({ fr.path, h.pattern, h.offset, h.length });
-    };
     LaunchParams params;
     params.batchBytes = 1 << 20; // several batches, files in chunks
     params.segmentBytes = segmentBytes;
     params.threads = 2;
-    scanner.run({ QFile::encodeName(dir) }, WalkOptions {}, params, cb);
-    return hits;
+    return TestUtil::cpuScanHits(rules, catalog, dir, params);
 }
 
 } // namespace

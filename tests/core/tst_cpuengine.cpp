@@ -11,29 +11,18 @@
 
 #include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
-#include "cpu/cpuengine.h"
 #include "rules/ruleloader.h"
-#include "scan/scanner.h"
 #include "testutil.h"
 
 using namespace Hitscope;
 
 namespace {
 
-using Hits = std::set<std::tuple<QByteArray, int, int64_t, int64_t>>;
+using Hits = TestUtil::ScanHits;
 
 Hits scan(const RuleSet &rules, const PatternCatalog &catalog, const QString &dir, const LaunchParams &params)
 {
-    CpuEngine engine;
-    Scanner scanner(rules, catalog, engine);
-    Hits hits;
-    Scanner::Callbacks cb;
-    cb.fileDone = [&](const FileResult &fr) {
-        for (const Hit &h : fr.hits)
-            hits.insert({ fr.path, h.pattern, h.offset, h.length });
-    };
-    scanner.run({ QFile::encodeName(dir) }, WalkOptions {}, params, cb);
-    return hits;
+    return TestUtil::cpuScanHits(rules, catalog, dir, params);
 }
 
 } // namespace
