@@ -23,7 +23,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Walks interleaved per thread (see DfaWalker::runLanes).
+// Walks interleaved per thread (see DfaWalker::runQueue).
 constexpr int kLanes = 8;
 constexpr int kMaxSegmentsPerItem = 256;
 constexpr int64_t kItemBytes = 4 << 20;
@@ -132,8 +132,9 @@ private:
 };
 
 /**
- * Starts in data[0, n) whose next four neighbouring-byte XORs are d[0..3] (an xor form's first deltas), 16 or 32
- * at a time; written to `out` (room for n), counted in the return value. The vector loop only screens: verifying
+ * Starts in data[0, n) whose next four neighbouring-byte XORs are d[0..3] (an xor form's first deltas), 16 at a
+ * time (one at a time without SSE2; 32 in screenXorAvx2); written to `out` (room for n), counted in the return
+ * value. The vector loop only screens: verifying
  * and marking happen after it, so that nothing in the loop is a call that would spill its vector registers.
  */
 int64_t screenXorSse2(const uint8_t *data, int64_t n, const uint8_t *d, int64_t *out)
@@ -173,8 +174,7 @@ __attribute__((target("avx2"))) int64_t screenXorAvx2(const uint8_t *data, int64
     const __m256i d2 = _mm256_set1_epi8(char(d[2])), d3 = _mm256_set1_epi8(char(d[3]));
     // Loads reach data[i + 35].
     for (; i + 36 <= n; i += 32) {
-        const auto *p = reinterpret_cast<const __m256i *>(data + i);
-        const __m256i b0 = _mm256_loadu_si256(p);
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i));
         const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i + 1));
         const __m256i b2 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i + 2));
         const __m256i b3 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i + 3));
@@ -199,8 +199,11 @@ __attribute__((target("avx2"))) int64_t screenXorAvx2(const uint8_t *data, int64
  */
 void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *data, int64_t n, int64_t base)
 {
+    using Screen = int64_t (*)(const uint8_t *, int64_t, const uint8_t *, int64_t *);
 #ifdef HITSCOPE_XOR_AVX2
-    static const bool avx2 = __builtin_cpu_supports("avx2");
+    static const Screen screen = __builtin_cpu_supports("avx2") ? screenXorAvx2 : screenXorSse2;
+#else
+    constexpr Screen screen = screenXorSse2;
 #endif
     constexpr int64_t kStep = 64 << 10;
     int64_t longest = 0;
@@ -213,12 +216,7 @@ void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *dat
         // Steps overlap by the form's length, so that a start is screened in the step where it is whole.
         for (int64_t at = 0; at + length <= n; at += kStep) {
             const int64_t span = std::min(n - at, kStep + length - 1);
-#ifdef HITSCOPE_XOR_AVX2
-            const int64_t found = avx2 ? screenXorAvx2(data + at, span, a.deltas.data(), candidates.get())
-                                       : screenXorSse2(data + at, span, a.deltas.data(), candidates.get());
-#else
-            const int64_t found = screenXorSse2(data + at, span, a.deltas.data(), candidates.get());
-#endif
+            const int64_t found = screen(data + at, span, a.deltas.data(), candidates.get());
             for (int64_t c = 0; c < found; ++c) {
                 const int64_t s = at + candidates[size_t(c)];
                 if (s - at < kStep && s + length <= n && a.occursAt(data + s))
@@ -265,59 +263,40 @@ public:
 
     // Walks `count` items kLanes at a time in lock step: one walk is bound by the latency of its chain of
     // table look-ups, independent walks overlap those latencies. A lane that finishes takes the next walk
-    // at once, so short segments (small files) keep every lane busy too. `finish` runs once per walk.
+    // at once, so short segments (small files) keep every lane busy too; the last few walks go on in 4 or 2
+    // lanes rather than one at a time. `finish` runs once per walk.
     template<int kLanes, typename Finish>
     void runQueue(Walk *walks, int count, Finish &&finish)
     {
         int lane[kLanes];
+        int m = 0; // lanes in use, lane[0, m)
         int next = 0;
-        for (int k = 0; k < kLanes; ++k)
-            lane[k] = next < count ? next++ : -1;
-        for (;;) {
-            bool full = true;
-            for (int k = 0; k < kLanes; ++k)
-                full = full && lane[k] >= 0;
-            if (!full)
-                break;
-            int64_t n = INT64_MAX;
-            for (int k = 0; k < kLanes; ++k)
-                n = std::min(n, walks[lane[k]].end - walks[lane[k]].pos);
-            lockstep<kLanes>(walks, lane, n);
-            for (int k = 0; k < kLanes; ++k) {
-                Walk &w = walks[lane[k]];
-                if (w.pos == w.end) {
-                    finish(w);
-                    flushCount(w);
-                    lane[k] = next < count ? next++ : -1;
-                }
-            }
-        }
-        // The last few walks in fewer lanes: one at a time, they would each run at a single walk's latency.
-        int rest[kLanes];
-        int m = 0;
-        for (int k = 0; k < kLanes; ++k)
-            if (lane[k] >= 0)
-                rest[m++] = lane[k];
+        while (m < kLanes && next < count)
+            lane[m++] = next++;
         while (m > 0) {
-            const int width = m >= 4 ? 4 : m >= 2 ? 2 : 1;
+            const int width = m == kLanes ? kLanes : m >= 4 ? 4 : m >= 2 ? 2 : 1;
             int64_t n = INT64_MAX;
             for (int k = 0; k < width; ++k)
-                n = std::min(n, walks[rest[k]].end - walks[rest[k]].pos);
-            if (width == 4)
-                lockstep<4>(walks, rest, n);
+                n = std::min(n, walks[lane[k]].end - walks[lane[k]].pos);
+            if (width == kLanes)
+                lockstep<kLanes>(walks, lane, n);
+            else if (width == 4)
+                lockstep<4>(walks, lane, n);
             else if (width == 2)
-                lockstep<2>(walks, rest, n);
+                lockstep<2>(walks, lane, n);
             else
-                run(walks[rest[0]], walks[rest[0]].end);
+                run(walks[lane[0]], walks[lane[0]].end);
             int kept = 0;
             for (int k = 0; k < m; ++k) {
-                Walk &w = walks[rest[k]];
-                if (w.pos == w.end) {
-                    finish(w);
-                    flushCount(w);
-                } else {
-                    rest[kept++] = rest[k];
+                Walk &w = walks[lane[k]];
+                if (w.pos < w.end) {
+                    lane[kept++] = lane[k];
+                    continue;
                 }
+                finish(w);
+                flushCount(w);
+                if (next < count)
+                    lane[kept++] = next++;
             }
             m = kept;
         }
@@ -475,7 +454,7 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
             Window open { g, f, -1, -1 };
             const int64_t last = (h1 - 1) >> AtomMarks::kBlockShift;
             for (int64_t b = marks.nextMarked(g, h0 >> AtomMarks::kBlockShift, last); b >= 0;
-                 b = b < last ? marks.nextMarked(g, b + 1, last) : -1) {
+                 b = marks.nextMarked(g, b + 1, last)) {
                 // Haystack block -> file offsets, widened and kept inside what the chunk holds.
                 const int64_t lo = std::max(bf.holdBegin, bf.holdBegin + (b * kBlock - h0) - radius);
                 const int64_t hi = std::min(bf.holdEnd, bf.holdBegin + ((b + 1) * kBlock - h0) + radius);
@@ -548,6 +527,52 @@ struct SharedChunk
     int unboundedIndex = 0;
     std::vector<Piece> pieces;
 };
+
+/// Parts of a large chunk: two per thread where the chunk is large enough, each at most kItemBytes and at
+/// least eight pieces (so that each part's walks fill the lanes).
+size_t piecesPerPart(const BatchFile &bf, int64_t pieceBytes, int threads)
+{
+    const int64_t own = bf.ownEnd - bf.ownBegin;
+    const int64_t partBytes = std::max(8 * pieceBytes, std::min(kItemBytes, own / (2 * threads)));
+    return size_t((partBytes + pieceBytes - 1) / pieceBytes);
+}
+
+size_t piecesOf(const BatchFile &bf, int64_t pieceBytes)
+{
+    return size_t((bf.ownEnd - bf.ownBegin + pieceBytes - 1) / pieceBytes);
+}
+
+/// Whether a chunk is worth cutting into parts for several items: more than one part.
+bool isLargeChunk(const BatchFile &bf, int64_t pieceBytes, int threads)
+{
+    return bf.holdEnd > bf.ownBegin && piecesOf(bf, pieceBytes) > piecesPerPart(bf, pieceBytes, threads);
+}
+
+/// Cuts batch file f's chunk into pieces (a SharedChunk) and adds an item per part of them.
+void shareChunk(const BatchFile &bf, uint32_t f, int group, int unboundedIndex, int64_t pieceBytes, int threads,
+                std::vector<SharedChunk> &shared, std::vector<Item> &items)
+{
+    const size_t n = piecesOf(bf, pieceBytes);
+    const size_t partPieces = piecesPerPart(bf, pieceBytes, threads);
+    SharedChunk chunk;
+    chunk.batchFile = f;
+    chunk.group = group;
+    chunk.unboundedIndex = unboundedIndex;
+    chunk.pieces.resize(n);
+    for (size_t j = 0; j < n; ++j) {
+        chunk.pieces[j].begin = bf.ownBegin + int64_t(j) * pieceBytes;
+        chunk.pieces[j].end = std::min(bf.ownEnd, chunk.pieces[j].begin + pieceBytes);
+    }
+    for (size_t j = 0; j < n; j += partPieces) {
+        Item part { group, -1, 1, f, unboundedIndex, 0 };
+        part.shared = int(shared.size());
+        part.firstPiece = j;
+        part.pieceCount = std::min(partPieces, n - j);
+        part.bytes = chunk.pieces[j + part.pieceCount - 1].end - chunk.pieces[j].begin;
+        items.push_back(part);
+    }
+    shared.push_back(std::move(chunk));
+}
 
 /// A walk over [begin, end) of a chunk that owns the ends there.
 Walk walkOver(const FileBatch &batch, uint32_t f, int64_t begin, int64_t end, uint32_t state)
@@ -726,7 +751,7 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
             markHeldAtoms(scanner, dfa, batch, f);
         const Walk w = walkOver(batch, f, bf.ownBegin, bf.ownEnd,
                                 chunkStart(dfa, batch, f, carryIn, numUnbounded, item.unboundedIndex));
-        const int64_t n = (bf.ownEnd - bf.ownBegin + pieceBytes - 1) / pieceBytes;
+        const int64_t n = int64_t(piecesOf(bf, pieceBytes));
         if (n < 2) {
             walks.push_back(w);
             pieceOf.push_back(-1);
@@ -795,45 +820,21 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     const int64_t pieceBytes = std::max<int64_t>(params.segmentBytes, 256);
     std::vector<SharedChunk> shared;
     // Unbounded groups: runs of consecutive chunks, each chunk walked whole (its state carried on), several
-    // in lock step like segments. A large chunk is cut into parts for several items instead (SharedChunk):
-    // at least two parts per thread, so that a batch holding one large file keeps every thread busy.
+    // in lock step like segments. A large chunk is cut into parts for several items instead (shareChunk), so
+    // that a batch holding one large file keeps every thread busy.
     for (size_t u = 0; u < numUnbounded; ++u) {
         uint32_t first = 0;
         int count = 0;
         int64_t bytes = 0;
         for (uint32_t f = 0; f <= batch.files.size(); ++f) {
             const bool end = f == batch.files.size();
-            if (!end && wantThreads > 1) {
-                const BatchFile &bf = batch.files[f];
-                const int64_t own = bf.ownEnd - bf.ownBegin;
-                const size_t n = size_t((own + pieceBytes - 1) / pieceBytes);
-                const int64_t partBytes = std::max(8 * pieceBytes, std::min(kItemBytes, own / (2 * wantThreads)));
-                const size_t partPieces = size_t((partBytes + pieceBytes - 1) / pieceBytes);
-                if (bf.holdEnd > bf.ownBegin && n > partPieces) {
-                    if (count > 0)
-                        items.push_back({ unboundedGroups[u], -1, count, first, int(u), bytes });
-                    count = 0;
-                    bytes = 0;
-                    SharedChunk chunk;
-                    chunk.batchFile = f;
-                    chunk.group = unboundedGroups[u];
-                    chunk.unboundedIndex = int(u);
-                    chunk.pieces.resize(n);
-                    for (size_t j = 0; j < n; ++j) {
-                        chunk.pieces[j].begin = bf.ownBegin + int64_t(j) * pieceBytes;
-                        chunk.pieces[j].end = std::min(bf.ownEnd, chunk.pieces[j].begin + pieceBytes);
-                    }
-                    for (size_t j = 0; j < n; j += partPieces) {
-                        Item part { unboundedGroups[u], -1, 1, f, int(u), 0 };
-                        part.shared = int(shared.size());
-                        part.firstPiece = j;
-                        part.pieceCount = std::min(partPieces, n - j);
-                        part.bytes = chunk.pieces[j + part.pieceCount - 1].end - chunk.pieces[j].begin;
-                        items.push_back(part);
-                    }
-                    shared.push_back(std::move(chunk));
-                    continue;
-                }
+            if (!end && wantThreads > 1 && isLargeChunk(batch.files[f], pieceBytes, wantThreads)) {
+                if (count > 0)
+                    items.push_back({ unboundedGroups[u], -1, count, first, int(u), bytes });
+                count = 0;
+                bytes = 0;
+                shareChunk(batch.files[f], f, unboundedGroups[u], int(u), pieceBytes, wantThreads, shared, items);
+                continue;
             }
             if (!end && count == 0)
                 first = f;
