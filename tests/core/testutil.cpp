@@ -192,6 +192,13 @@ std::set<std::tuple<QString, QString, int64_t, int64_t>> expectedHits(const Gene
     return out;
 }
 
+Hitscope::PatternCatalog compileInSmallGroups(const Hitscope::RuleSet &rules)
+{
+    Hitscope::CompileOptions small;
+    small.maxStatesPerGroup = 40;
+    return Hitscope::PatternCatalog::compile(rules, small);
+}
+
 ScanHits cpuScanHits(const Hitscope::RuleSet &rules, const Hitscope::PatternCatalog &catalog, const QString &dir,
                      const Hitscope::LaunchParams &params)
 {

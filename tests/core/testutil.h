@@ -49,6 +49,10 @@ GeneratedCase generateCase(const QString &root, quint32 seed, int boundary);
 /// Exact (rule, file, offset, length) set the oracle expects for a generated case.
 std::set<std::tuple<QString, QString, int64_t, int64_t>> expectedHits(const GeneratedCase &c);
 
+/// `rules` compiled into DFA groups of about 40 states: several groups even for a few patterns, so that the CPU
+/// engine's atom prefilter has groups to cover.
+Hitscope::PatternCatalog compileInSmallGroups(const Hitscope::RuleSet &rules);
+
 /// (file, pattern, offset, length) of every hit.
 using ScanHits = std::set<std::tuple<QByteArray, int, int64_t, int64_t>>;
 

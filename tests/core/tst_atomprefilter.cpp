@@ -104,9 +104,7 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
 )"));
         const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
         QVERIFY(rules.rejections.empty());
-        CompileOptions small;
-        small.maxStatesPerGroup = 40; // a group per pattern or so
-        const PatternCatalog catalog = PatternCatalog::compile(rules, small);
+        const PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
         QVERIFY(catalog.groups.size() >= 3);
         QVERIFY(catalog.prefilter);
         for (size_t g = 0; g < catalog.groups.size(); ++g) {
@@ -125,9 +123,7 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
         const TestUtil::GeneratedCase c = TestUtil::generateCase(tmp.filePath(QStringLiteral("corpus")), 4242, 4096);
         for (const QString &file : { c.literalsFile, c.regexesFile }) {
             const RuleSet rules = RuleLoader::loadFiles({ file });
-            CompileOptions small;
-            small.maxStatesPerGroup = 40; // several groups, so that the prefilter has work
-            PatternCatalog catalog = PatternCatalog::compile(rules, small);
+            PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
             if (file == c.literalsFile)
                 QVERIFY2(catalog.prefilter, qPrintable(QStringLiteral("the literal list (%1 groups) gets no prefilter: the test tests nothing").arg(catalog.groups.size())));
             const Hits with = scan(rules, catalog, c.dir);
@@ -164,9 +160,7 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
                                     "rule weak { strings: $w = " + weak + " condition: $w }\n"));
         const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
         QVERIFY(rules.rejections.empty());
-        CompileOptions small;
-        small.maxStatesPerGroup = 40;
-        PatternCatalog catalog = PatternCatalog::compile(rules, small);
+        PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
         QVERIFY(catalog.prefilter);
         const int host = catalog.prefilter->hostGroup;
         QVERIFY2(host >= 0, "no group hosts the atoms: the test tests nothing");
@@ -238,9 +232,7 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
                                     "rule xored_wide { strings: $w = \"kernel32\" wide xor(0x20-0x30) condition: $w }\n"));
         const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
         QVERIFY(rules.rejections.empty());
-        CompileOptions small;
-        small.maxStatesPerGroup = 40;
-        PatternCatalog catalog = PatternCatalog::compile(rules, small);
+        PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
         QVERIFY(catalog.prefilter);
         QCOMPARE(catalog.prefilter->xorAtoms.size(), size_t(2));
         // Without the 255 + 17 keyed atoms the atom DFA needs few byte classes.

@@ -56,9 +56,7 @@ private Q_SLOTS:
                                               "hex: 55 48 89 E5 ?? 48 83 EC\n"));
         const RuleSet rules = RuleLoader::loadFiles({ regexes, literals });
         QVERIFY(rules.rejections.empty());
-        CompileOptions small;
-        small.maxStatesPerGroup = 40; // several groups, so that the prefilter has work
-        PatternCatalog catalog = PatternCatalog::compile(rules, small);
+        PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
         QVERIFY(catalog.rejections.empty());
         bool unbounded = false;
         for (const DfaGroup &g : catalog.groups)
