@@ -878,8 +878,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     }
 
     result.carryOut.assign(batch.files.size() * numUnbounded, 0);
-    int threads = params.threads > 0 ? params.threads : hardwareThreads();
-    threads = std::max(1, std::min<int>(threads, int(items.size())));
+    const int threads = std::max(1, std::min(wantThreads, int(items.size())));
     std::vector<std::vector<RawHit>> perThread(static_cast<size_t>(threads));
     std::vector<std::vector<RawCount>> perThreadCounts(static_cast<size_t>(threads));
     // Patterns of another catalog than the one counted for are not counted.
