@@ -46,8 +46,8 @@ public:
 
     /// Smaller batches where the scan starts and ends: the engine starts on a first batch read in a few
     /// milliseconds, and once setBytesAfter() says how much is left, the last batches halve so that the scan
-    /// does not end waiting for one full batch to go through the engine and be resolved. Off by default: a
-    /// user tuning the batch size sees batches of that size.
+    /// does not end waiting for one full batch to go through the engine and be resolved. A batch then also
+    /// ends at maxFilesPerBatch() files. Off by default: a user tuning the batch size sees batches of that size.
     void setRamp(bool on);
     /// Bytes of the files still to come after the next addFile() or addProblem(); -1 (the default) while
     /// unknown.
@@ -62,6 +62,8 @@ public:
     /// Emits the batch being read if its reading has finished (addFile and addProblem do too); for a walk that
     /// passes many files it does not add (FileWalker::setOnEntry).
     void poll();
+    /// With the ramp on: one file per 64 KiB of the batch size, at least 1024.
+    int64_t maxFilesPerBatch() const;
     /// Emits the last, partly filled batch, after the one being read.
     void finish();
 

@@ -220,6 +220,44 @@ private Q_SLOTS:
         QCOMPARE(owned, int64_t(400 * 5000));
     }
 
+    void rampEndsABatchOfManySmallFilesEarly()
+    {
+        // 3,000 files of 10 bytes fit in one 64 MiB batch by size. With the ramp on, a batch ends at 1,024 files:
+        // each file costs every stage a fixed time, and one batch of tens of thousands held each stage up.
+        QTemporaryDir tmp;
+        QRandomGenerator rng(13);
+        std::vector<FileEntry> entries;
+        std::vector<QByteArray> contents;
+        for (int i = 0; i < 3000; ++i) {
+            const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
+            contents.push_back(randomBytes(10, rng));
+            QVERIFY(TestUtil::writeFile(path, contents.back()));
+            entries.push_back({ QFile::encodeName(path), 10 });
+        }
+        Sizes sizes;
+        sizes.batchBytes = 64 << 20;
+        QCOMPARE(batchFiles(entries, sizes).size(), size_t(1));
+        sizes.ramp = true;
+        const auto ramped = batchFiles(entries, sizes);
+        QCOMPARE(ramped.size(), size_t(3));
+        int next = 0;
+        for (const auto &b : ramped) {
+            QVERIFY(b->files.size() <= 1024);
+            for (const BatchFile &f : b->files) {
+                QCOMPARE(f.fileIndex, next);
+                QVERIFY(f.firstChunk && f.lastChunk);
+                QVERIFY(holdsBytes(*b, f, contents[size_t(next)]));
+                ++next;
+            }
+        }
+        QCOMPARE(next, 3000);
+        // A larger batch takes one file per 64 KiB of its size.
+        sizes.batchBytes = 128 << 20;
+        const auto larger = batchFiles(entries, sizes);
+        QCOMPARE(larger.size(), size_t(2));
+        QCOMPARE(larger[0]->files.size(), size_t(2048));
+    }
+
     void pollHandsOnABatchOnceRead()
     {
         // A walk that passes many files --include leaves out adds nothing for a long time: poll() hands on the
