@@ -49,7 +49,7 @@ struct Outcome
 };
 
 // Reads the chunks of `b` into its haystack with up to `threads` threads; one outcome per chunk.
-std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes)
+std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, WorkerPool &pool)
 {
     // A chunk is opened once, by whichever of its pieces comes first, so that every piece reads the same file
     // even if its path is replaced meanwhile; the last piece to finish closes it.
@@ -117,7 +117,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes)
     };
     // Starting a thread costs about as much as reading a few small files, or a fraction of a full piece.
     const size_t work = pieces.size() + 3 * size_t(bytes / pieceBytes);
-    parallelFor(pieces.size(), int(std::min<size_t>(size_t(threads), std::max<size_t>(1, work / 4))), read);
+    parallelFor(pieces.size(), int(std::min<size_t>(size_t(threads), std::max<size_t>(1, work / 4))), read, pool);
 
     std::vector<Outcome> outcomes(numFiles);
     for (size_t i = 0; i < numFiles; ++i) {
@@ -286,11 +286,13 @@ void Batcher::flush()
     Read *read = m_read.get();
     // Every read thread gets at least two pieces of a small batch.
     const int64_t pieceBytes = std::min(m_pieceBytes, std::max<int64_t>(1 << 20, read->batch->used / (2 * m_readThreads)));
-    read->thread = std::thread([read, threads = m_readThreads, pieceBytes, nice = m_readNice] {
+    // The read threads are kept from batch to batch (m_readPool); they were started from a thread at the read
+    // priority, and keep it.
+    read->thread = std::thread([read, threads = m_readThreads, pieceBytes, nice = m_readNice, pool = m_readPool.get()] {
         lowerThreadPriority(nice);
         FileBatch &b = *read->batch;
         b.readBegan = std::chrono::steady_clock::now();
-        read->outcomes = readChunks(b, threads, pieceBytes);
+        read->outcomes = readChunks(b, threads, pieceBytes, *pool);
         b.readEnded = std::chrono::steady_clock::now();
         read->done.store(true, std::memory_order_release);
     });

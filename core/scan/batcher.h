@@ -8,6 +8,7 @@
 
 #include "scan/filebatch.h"
 #include "scan/fileentry.h"
+#include "util/workerpool.h"
 
 namespace Hitscope {
 
@@ -98,6 +99,8 @@ private:
     int64_t m_bytesAfter = -1;
     int64_t m_minBatchBytes = 0;
     std::function<Haystack(int64_t)> m_allocate = allocateHaystack;
+    // Declared last: ended first, after the destructor has waited for the batch being read.
+    std::unique_ptr<WorkerPool> m_readPool = std::make_unique<WorkerPool>();
 };
 
 } // namespace Hitscope

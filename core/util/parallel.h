@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "util/workerpool.h"
+
 #ifdef __linux__
 #include <sys/resource.h>
 #include <unistd.h>
@@ -14,29 +16,28 @@
 
 namespace Hitscope {
 
-/// Runs fn(worker) for worker 0..threads-1, worker 0 on the calling thread, and waits for all of them.
+/// Runs fn(worker) for worker 0..threads-1, worker 0 on the calling thread, and waits for all of them; the
+/// others on `pool` (default: the calling thread's).
 template<typename F>
-void runWorkers(int threads, F &&fn)
+void runWorkers(int threads, F &&fn, WorkerPool &pool = WorkerPool::forThisThread())
 {
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t)
-        pool.emplace_back([&fn, t] { fn(t); });
-    fn(0);
-    for (std::thread &th : pool)
-        th.join();
+    pool.run(threads, fn);
 }
 
 /// Runs fn(i, worker) for i in 0..count-1 on up to `threads` workers taking the next index as they finish;
 /// `worker` (< threads) lets each keep buffers of its own.
 template<typename F>
-void parallelFor(size_t count, int threads, F &&fn)
+void parallelFor(size_t count, int threads, F &&fn, WorkerPool &pool = WorkerPool::forThisThread())
 {
     const int n = int(std::min<size_t>(count, size_t(std::max(1, threads))));
     std::atomic<size_t> next { 0 };
-    runWorkers(std::max(1, n), [&](int worker) {
-        for (size_t i; (i = next.fetch_add(1)) < count;)
-            fn(i, worker);
-    });
+    runWorkers(
+        std::max(1, n),
+        [&](int worker) {
+            for (size_t i; (i = next.fetch_add(1)) < count;)
+                fn(i, worker);
+        },
+        pool);
 }
 
 /// Lowers the calling thread's priority by `steps` nice levels (Linux, where nice values are per thread and the
