@@ -275,6 +275,7 @@ void Scanner::setListHits(bool list)
 void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int threads,
                       std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts)
 {
+    const auto t0 = m_trace ? Clock::now() : Clock::time_point {};
     const std::vector<RawHit> &raw = result.hits;
     const size_t numFiles = batch.files.size();
     perFile.assign(numFiles, {});
@@ -339,6 +340,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         uint32_t run; // the first unit of the same pattern in the same file, in `units`' order below
         bool cut;     // may stop at the matches its condition needs (Scanner::m_matchesNeeded)
     };
+    const auto tGrouped = m_trace ? Clock::now() : Clock::time_point {};
     constexpr size_t kPiece = 1 << 14;
     constexpr size_t kYaraPiece = 1 << 10; // a YARA string's end costs a few microseconds
     std::vector<std::vector<Unit>> fileUnits(numFiles);
@@ -420,6 +422,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
             units.push_back(unit);
         }
     }
+    const auto tCut = m_trace ? Clock::now() : Clock::time_point {};
     // Matches found so far per run of units (a string in a file), for strings whose condition needs only a few:
     // once a run has them, its other units are skipped. Each unit finds at most that many too, so a file's
     // total reaches the number needed exactly when all its matches would.
@@ -434,8 +437,10 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
             return units[a].end - units[a].begin > units[b].end - units[b].begin;
         });
 
+    const auto tOrdered = m_trace ? Clock::now() : Clock::time_point {};
     std::vector<std::vector<Hit>> unitHits(units.size());
     std::mutex longestMutex;
+    double unitsMs = 0;
     m_longestUnit = {};
     m_longestUnit.units = units.size();
     parallelFor(units.size(), threads, [&](size_t k, int) {
@@ -446,6 +451,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
                 return;
             const double ms = msSince(u0);
             std::lock_guard lock(longestMutex);
+            unitsMs += ms;
             if (ms > m_longestUnit.ms)
                 m_longestUnit = { ms, int(byFile[unit.begin].first), unit.end - unit.begin, units.size(),
                                   batch.files[unit.file].fileSize };
@@ -486,6 +492,7 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         }
     });
 
+    const auto tStarts = m_trace ? Clock::now() : Clock::time_point {};
     std::vector<size_t> firstUnit(numFiles + 1, 0);
     for (size_t f = 0; f < numFiles; ++f)
         firstUnit[f + 1] = firstUnit[f] + fileUnits[f].size();
@@ -502,6 +509,13 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         for (size_t k = b; k < e; ++k)
             perFile[f].insert(perFile[f].end(), unitHits[k].begin(), unitHits[k].end());
     });
+    if (m_trace) {
+        auto ms = [](Clock::time_point a, Clock::time_point b) {
+            return std::chrono::duration<double, std::milli>(b - a).count();
+        };
+        m_resolveTimes = { ms(t0, tGrouped), ms(tGrouped, tCut),    ms(tCut, tOrdered),
+                           ms(tOrdered, tStarts), unitsMs, ms(tStarts, Clock::now()) };
+    }
 }
 
 int Scanner::walkListThreads(int threads)
@@ -750,12 +764,15 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 std::fprintf(stderr,
                              "pipeline batch %d: %.0f MiB; planned %.1f, waited for its buffer %.1f ms; read "
                              "%.1f-%.1f, queued %.1f, engine %.1f-%.1f, resolved %.1f-%.1f ms (starts %.1f, "
-                             "files gathered %.1f, evaluated %.1f, reported %.1f); longest of %zu start units "
-                             "%.1f ms: pattern %d, %zu ends, file of %lld bytes\n",
+                             "files gathered %.1f, evaluated %.1f, reported %.1f); starts: grouped %.1f, cut %.1f, "
+                             "ordered %.1f, found %.1f (%.1f summed over units), gathered %.1f; longest of %zu start "
+                             "units %.1f ms: pattern %d, %zu ends, file of %lld bytes\n",
                              t.index, double(batch->used) / (1 << 20), at(batch->planned), batch->bufferWaitMs,
                              at(batch->readBegan), at(batch->readEnded), at(batch->queued), at(job->began),
                              at(job->began) + job->engineMs, at(r0), at(now), at(r1) - at(r0), at(r2) - at(r1),
-                             at(r3) - at(r2), at(now) - at(r3), m_longestUnit.units, m_longestUnit.ms,
+                             at(r3) - at(r2), at(now) - at(r3), m_resolveTimes.group, m_resolveTimes.cut,
+                             m_resolveTimes.order, m_resolveTimes.starts, m_resolveTimes.unitsSum,
+                             m_resolveTimes.gather, m_longestUnit.units, m_longestUnit.ms,
                              m_longestUnit.pattern, m_longestUnit.ends, static_cast<long long>(m_longestUnit.fileSize));
             }
             t.paramsChanged = !(params == previous);

@@ -106,6 +106,12 @@ private:
         size_t units = 0;
         int64_t fileSize = 0;
     } m_longestUnit;
+    // Where resolve() spent its time (HITSCOPE_PIPELINE_TRACE), in ms: grouping the hits by file, cutting units,
+    // ordering them, finding starts (wall, and summed over units), gathering each file's hits.
+    struct ResolveTimes
+    {
+        double group = 0, cut = 0, order = 0, starts = 0, unitsSum = 0, gather = 0;
+    } m_resolveTimes;
     bool m_trace = false;
 };
 
