@@ -75,6 +75,7 @@ public:
     {
         m_inner.prepareBatch(batch, catalog);
     }
+    void copyAhead(const FileBatch &batch) override { m_inner.copyAhead(batch); }
     void setNext(const FileBatch &next) override { m_inner.setNext(next); }
     void forgetNext() override { m_inner.forgetNext(); }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

@@ -596,10 +596,17 @@ void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &param
     QString error;
     // The device's haystack buffer at its full size; the small batch's bytes go through a small staging buffer
     // (sized by the batch's capacity), as the scan's own buffers are imported.
-    if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer,
-                      roundUp16(roundUp4(std::min(batchBytes, maxBatchBytes()))), &error)) {
+    const int64_t haystackBytes = roundUp16(roundUp4(std::min(batchBytes, maxBatchBytes())));
+    if (!ensureBuffer(m_haystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, haystackBytes, &error)) {
         m_prepareError = error;
         return;
+    }
+    // The spare too, where copyAhead() may fill it from another thread (which cannot make QRhi buffers). Without
+    // it, batches are still copied ahead from the scan before theirs (startPrefetch()).
+    if (m_transfer && m_transfer->concurrent()) {
+        std::lock_guard lock(m_prefetchMutex);
+        QString ignored;
+        ensureBuffer(m_spareHaystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, haystackBytes, &ignored);
     }
     constexpr int64_t kBytes = 256;
     FileBatch b;
@@ -614,6 +621,8 @@ void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &param
     BatchResult ignored;
     if (!runOnGpu(b, catalog, params, {}, ignored, &error))
         m_prepareError = error;
+    std::lock_guard lock(m_prefetchMutex);
+    m_copyAheadOpen = true;
     // Shown as the first batch's: the bytes moved per batch add up to the scan's.
     m_preparedTableBytes += ignored.telemetry.bytesUploadedTables;
 }
@@ -670,6 +679,22 @@ void GpuEngine::setNext(const FileBatch &next)
     m_next = &next;
 }
 
+bool GpuEngine::copiesBesideScans() const
+{
+    return m_transfer && m_transfer->concurrent();
+}
+
+void GpuEngine::copyAhead(const FileBatch &batch)
+{
+    if (!m_transfer || !m_transfer->concurrent() || m_disabled)
+        return;
+    std::lock_guard lock(m_prefetchMutex);
+    // The spare buffer is made by prepare() on the scanning thread (QRhi's); here it is only written. Not while
+    // prepare() runs: its own small batch would find this copy and drop it.
+    if (m_copyAheadOpen)
+        startPrefetch(batch, false);
+}
+
 void GpuEngine::forgetNext()
 {
     m_next = nullptr;
@@ -678,9 +703,20 @@ void GpuEngine::forgetNext()
 
 void GpuEngine::dropPrefetch()
 {
+    std::lock_guard lock(m_prefetchMutex);
+    m_copyAheadOpen = false;
     if (m_transfer)
         m_transfer->wait();
+    if (m_prefetched.batch)
+        dropSpare();
     m_prefetched = {};
+}
+
+void GpuEngine::dropSpare()
+{
+    // A copy nobody scans leaves the spare released by the transfer queue and never acquired; a new buffer
+    // starts without that history (Vulkan's validation warns of a second release without an acquire between).
+    m_spareHaystack.reset();
 }
 
 int64_t GpuEngine::haystackBufferBytes(const FileBatch &batch) const
@@ -697,16 +733,24 @@ const VulkanHostBuffer *GpuEngine::importedBuffer(const FileBatch &batch, int64_
     return it != m_hostImports->buffers.end() && it->second->size() >= bytes ? it->second.get() : nullptr;
 }
 
-void GpuEngine::startPrefetch(const FileBatch &next)
+void GpuEngine::startPrefetch(const FileBatch &next, bool mayGrowSpare)
 {
     const int64_t bytes = roundUp4(next.used);
-    if (bytes == 0)
+    // A copy in flight (or done and not yet taken up) holds the spare buffer: copyAhead() may have started this
+    // very batch's already.
+    if (bytes == 0 || m_prefetched.batch)
         return;
     const VulkanHostBuffer *source = importedBuffer(next, bytes);
-    QString ignored; // the batch is uploaded in its own frame instead, which meets (and reports) the failure
-    if (!source || !ensureBuffer(m_spareHaystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer,
-                                 haystackBufferBytes(next), &ignored))
+    if (!source)
         return;
+    const int64_t needed = haystackBufferBytes(next);
+    if (mayGrowSpare) {
+        QString ignored; // the batch is uploaded in its own frame instead, which meets (and reports) the failure
+        if (!ensureBuffer(m_spareHaystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, needed, &ignored))
+            return;
+    } else if (!m_spareHaystack || m_spareHaystack->size() < needed) {
+        return;
+    }
     if (m_transfer->submit(*source, m_spareHaystack.get(), bytes))
         m_prefetched = { &next, next.haystack.get(), next.index, next.used };
 }
@@ -720,23 +764,29 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     m_profileStagingMs = m_profileUploadMs = m_profileFrameWaitMs = m_profileSetupMs = m_profileTransferWaitMs = 0;
     // This batch's haystack is on the GPU already when it was copied during the scan before.
     bool resident = false;
-    if (m_prefetched.batch) {
-        const bool mine = m_prefetched.batch == &batch && m_prefetched.haystack == batch.haystack.get()
-            && m_prefetched.index == batch.index && m_prefetched.used == batch.used;
-        const auto w0 = Clock::now();
-        const bool copied = m_transfer->wait();
-        m_profileTransferWaitMs = msSince(w0);
-        m_prefetched = {};
-        if (!copied) {
-            *error = QStringLiteral("the GPU device failed while copying batch %1").arg(batch.index);
-            m_disabled = true;
-            return false;
-        }
-        if (mine) {
-            std::swap(m_haystack, m_spareHaystack);
-            m_bindingsDirty = true;
-            resident = true;
-            ++m_batchesPrefetched;
+    {
+        std::unique_lock lock(m_prefetchMutex);
+        if (m_prefetched.batch) {
+            const bool mine = m_prefetched.batch == &batch && m_prefetched.haystack == batch.haystack.get()
+                && m_prefetched.index == batch.index && m_prefetched.used == batch.used;
+            const auto w0 = Clock::now();
+            const bool copied = m_transfer->wait();
+            m_profileTransferWaitMs = msSince(w0);
+            m_prefetched = {};
+            if (!copied) {
+                *error = QStringLiteral("the GPU device failed while copying batch %1").arg(batch.index);
+                m_disabled = true;
+                return false;
+            }
+            if (mine) {
+                // The buffer this scan leaves becomes the spare: its last frame has ended.
+                std::swap(m_haystack, m_spareHaystack);
+                m_bindingsDirty = true;
+                resident = true;
+                ++m_batchesPrefetched;
+            } else {
+                dropSpare();
+            }
         }
     }
     BatchTelemetry &t = result.telemetry;
@@ -812,8 +862,10 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
         return false;
     m_profileSetupMs += msSince(b0);
     // The next batch's copy runs beside this one's frames (on a transfer queue) or before them (on one queue).
-    if (next && m_transfer)
-        startPrefetch(*next);
+    if (next && m_transfer) {
+        std::lock_guard lock(m_prefetchMutex);
+        startPrefetch(*next, true);
+    }
 
     // Queue words of a frame: [0] hit attempts, a head per phase, items completed by the main phases, then per
     // fix-up pass items completed and items scanned again.

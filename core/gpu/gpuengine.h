@@ -4,6 +4,7 @@
 #include <atomic>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "cpu/cpuengine.h"
@@ -65,11 +66,16 @@ public:
     /// The next batch's haystack, when the device imported it, is copied to the GPU by the transfer queue while
     /// this one is scanned (Vulkan; HITSCOPE_GPU_NO_PREFETCH turns it off).
     void setNext(const FileBatch &next) override;
+    /// Starts the copy of a batch the moment it is ready, when the transfer queue is idle and the spare buffer
+    /// free (a device with a transfer queue of its own only: lavapipe's one queue is QRhi's, used by the scan).
+    void copyAhead(const FileBatch &batch) override;
     void forgetNext() override;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
     /// Batches whose haystack was on the GPU before their scan began (see setNext()).
     int64_t batchesPrefetched() const { return m_batchesPrefetched; }
+    /// Whether batches are copied on a queue of their own, beside the scan (and so also by copyAhead()).
+    bool copiesBesideScans() const;
 
     RhiDevice &device() { return *m_device; }
     /// True on Mesa's software drivers, where an invocation may run only 65,535 loop iterations.
@@ -117,10 +123,13 @@ private:
                   std::vector<uint32_t> &queue, QString *error);
     /// The device's import of `batch`'s haystack (one of newHaystack()'s) when it holds `bytes`; else null.
     const VulkanHostBuffer *importedBuffer(const FileBatch &batch, int64_t bytes) const;
-    /// Starts copying `next`'s haystack into m_spareHaystack, when the device imported it.
-    void startPrefetch(const FileBatch &next);
-    /// Waits for a copy in flight and forgets it.
+    /// Starts copying `next`'s haystack into m_spareHaystack, when the device imported it and no other copy
+    /// holds the spare buffer. Called with m_prefetchMutex held.
+    void startPrefetch(const FileBatch &next, bool mayGrowSpare);
+    /// Waits for a copy in flight and forgets it; copyAhead() does nothing until prepare() has run again.
     void dropPrefetch();
+    /// Forgets the spare buffer (with m_prefetchMutex held, on the scanning thread).
+    void dropSpare();
 
     std::unique_ptr<RhiDevice> m_device;
     CpuEngine m_fallback;
@@ -157,6 +166,9 @@ private:
     double m_profileSetupMs = 0; // buffers (re)created, tables uploaded, pipeline made
     std::unique_ptr<VulkanStaging> m_staging;
     std::unique_ptr<VulkanTransfer> m_transfer; // null: no prefetching
+    // m_transfer, m_prefetched and which buffer is the spare: copyAhead() runs on the preparing thread.
+    std::mutex m_prefetchMutex;
+    bool m_copyAheadOpen = false; // from the end of prepare() to the next dropPrefetch()
     const FileBatch *m_next = nullptr;          // setNext()'s, until the next scan() starts copying it
     // The batch being copied into m_spareHaystack (compared by address, buffer, index and size: batches and their
     // buffers are reused).

@@ -62,6 +62,12 @@ public:
         Q_UNUSED(batch);
         Q_UNUSED(catalog);
     }
+    /// Called after prepareBatch(), on the same thread, before the batch is queued for scan(): an engine that can
+    /// move a batch to its device beside a running scan() may start that here, so that a batch read during a scan
+    /// is on the device when its own scan starts (setNext() comes only at the start of the scan before). Must be
+    /// safe against a scan() running meanwhile. The batch stays alive and unchanged until its scan() or
+    /// forgetNext(). Default: nothing.
+    virtual void copyAhead(const FileBatch &batch) { Q_UNUSED(batch); }
     /// Called before a scan() with the batch the scan after it will get, once that one is read: an engine may
     /// start moving it to its device while it scans this one. That batch stays alive and unchanged until its
     /// scan() or forgetNext(). Default: ignored.

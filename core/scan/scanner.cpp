@@ -609,8 +609,10 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     // batch on the H200) on a thread of its own: on the reader's thread it held the next read up.
     std::thread preparer([&] {
         while (auto b = read.pop()) {
-            if (!m_cancel)
+            if (!m_cancel) {
                 m_engine.prepareBatch(*b, m_catalog);
+                m_engine.copyAhead(*b);
+            }
             b->queued = Clock::now();
             full.push(std::move(b));
         }
