@@ -16,8 +16,10 @@ namespace Hitscope {
 namespace {
 
 constexpr char kMagic[8] = { 'H', 'S', 'D', 'F', 'A', '1', 0, 0 };
-/// Merged DFAs are up to a few MiB each: the folder keeps the latest few.
-constexpr qsizetype kMaxFiles = 16;
+/// Merged DFAs are up to a few MiB each (the groups of a rule set and its atom prefilter's): the folder keeps the
+/// latest ones up to a count and a size.
+constexpr qsizetype kMaxFiles = 64;
+constexpr qint64 kMaxBytes = qint64(256) << 20;
 
 struct Header
 {
@@ -59,8 +61,10 @@ DfaCache::DfaCache(const QString &dir)
     m_program = hashBytes(kHashSeed, fields, sizeof fields);
 }
 
-DfaBuilder::Result DfaCache::build(const std::vector<DfaBuilder::Input> &inputs, int maxStates) const
+DfaBuilder::Result DfaCache::build(const std::vector<DfaBuilder::Input> &inputs, int maxStates, bool *fromCache) const
 {
+    if (fromCache)
+        *fromCache = false;
     if (m_program == 0)
         return DfaBuilder::build(inputs, maxStates);
     uint64_t key = hashBytes(m_program, &maxStates, sizeof maxStates);
@@ -76,6 +80,8 @@ DfaBuilder::Result DfaCache::build(const std::vector<DfaBuilder::Input> &inputs,
         QFile used(path);
         if (used.open(QIODevice::Append))
             used.setFileTime(QDateTime::currentDateTime(), QFileDevice::FileModificationTime);
+        if (fromCache)
+            *fromCache = true;
         return result;
     }
     result = DfaBuilder::build(inputs, maxStates);
@@ -158,7 +164,7 @@ void DfaCache::write(const QString &path, uint64_t key, const DfaBuilder::Result
     append(out, d.acceptEntries);
     const uint64_t sum = hashBytes(kHashSeed, out.constData(), size_t(out.size()));
     out.append(reinterpret_cast<const char *>(&sum), sizeof sum);
-    writeCacheFile(path, out, QStringLiteral("????????????????.dfa"), kMaxFiles);
+    writeCacheFile(path, out, QStringLiteral("????????????????.dfa"), kMaxFiles, kMaxBytes);
 }
 
 } // namespace Hitscope

@@ -22,8 +22,10 @@ public:
     /// `dir` empty, or the program's file not known: nothing is kept, build() only builds.
     explicit DfaCache(const QString &dir);
 
-    /// DfaBuilder::build(inputs, maxStates), or its result of an earlier run; an exceeded budget is kept too.
-    DfaBuilder::Result build(const std::vector<DfaBuilder::Input> &inputs, int maxStates) const;
+    /// DfaBuilder::build(inputs, maxStates), or its result of an earlier run (then `fromCache` is set); an
+    /// exceeded budget is kept too.
+    DfaBuilder::Result build(const std::vector<DfaBuilder::Input> &inputs, int maxStates,
+                             bool *fromCache = nullptr) const;
 
 private:
     bool read(const QString &path, uint64_t key, DfaBuilder::Result &out) const;

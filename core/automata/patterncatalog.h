@@ -50,7 +50,8 @@ struct CompileOptions
     /// Where compile() keeps, per set of patterns, the grouping it ended with, and finds it again: the next
     /// compile of the same patterns builds those groups directly and skips the merges that would fail (most of
     /// a large rule set's compile time). Every group DFA is still built; a hint that no longer fits is ignored.
-    /// The atom prefilter's DFA is kept there too (DfaCache): merged with a host group it is the costliest build.
+    /// The groups' DFAs and the atom prefilter's are kept there too (DfaCache): with a hint, the builds left are
+    /// the patterns' own DFAs (each alone, to find those that explode).
     /// Empty: no hints.
     QString groupingHintDir;
 };
@@ -69,6 +70,7 @@ struct PatternCatalog
     std::shared_ptr<const AtomPrefilter> prefilter;
     double compileMs = 0;
     bool groupedFromHint = false; ///< the groups came from CompileOptions::groupingHintDir
+    int groupsFromCache = 0;      ///< of those, the groups whose DFA was read from there (DfaCache), not built
 
     size_t tableBytes() const;
     /// Longest bounded match over all bounded groups: segments overlap by this minus one.

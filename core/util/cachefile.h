@@ -10,8 +10,10 @@
 namespace Hitscope {
 
 /// Writes one file of a cache folder and keeps, of the files matching `glob` there, the `keep` most recently
-/// written or used ones (this one always). QSaveFile: two scans writing at once never leave half a file.
-inline void writeCacheFile(const QString &path, const QByteArray &data, const QString &glob, qsizetype keep)
+/// written or used ones, and of those only as many as fit in `maxBytes` (this one always). QSaveFile: two scans
+/// writing at once never leave half a file.
+inline void writeCacheFile(const QString &path, const QByteArray &data, const QString &glob, qsizetype keep,
+                           qint64 maxBytes = -1)
 {
     const QString dir = QFileInfo(path).absolutePath();
     if (!QDir().mkpath(dir))
@@ -20,9 +22,18 @@ inline void writeCacheFile(const QString &path, const QByteArray &data, const QS
     if (file.open(QIODevice::WriteOnly) && file.write(data) == data.size())
         file.commit();
     const QFileInfoList files = QDir(dir).entryInfoList({ glob }, QDir::Files, QDir::Time);
-    for (qsizetype i = keep; i < files.size(); ++i)
-        if (files[i].absoluteFilePath() != QFileInfo(path).absoluteFilePath())
-            QFile::remove(files[i].absoluteFilePath());
+    const QString self = QFileInfo(path).absoluteFilePath();
+    qint64 bytes = data.size();
+    qsizetype kept = 1;
+    for (const QFileInfo &f : files) {
+        if (f.absoluteFilePath() == self)
+            continue;
+        bytes += f.size();
+        if (kept < keep && (maxBytes < 0 || bytes <= maxBytes))
+            ++kept;
+        else
+            QFile::remove(f.absoluteFilePath());
+    }
 }
 
 } // namespace Hitscope

@@ -570,6 +570,30 @@ void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
     QVERIFY(hinted.groupedFromHint);
     QVERIFY(sameCatalog(hinted));
     QCOMPARE(checkStructure(rules, hinted), QByteArray());
+    // The hinted compile kept its merged group DFAs: the next one reads them instead of building them, with
+    // the same tables. Files that do not read back (damaged, or of another format) are built again.
+    const QStringList dfas = QDir(dir.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files);
+    QVERIFY(!dfas.isEmpty());
+    const PatternCatalog cached = PatternCatalog::compile(rules, options);
+    QVERIFY(cached.groupedFromHint);
+    QVERIFY(cached.groupsFromCache > 0);
+    QVERIFY(sameCatalog(cached));
+    QCOMPARE(checkStructure(rules, cached), QByteArray());
+    for (size_t g = 0; g < cached.groups.size(); ++g)
+        QVERIFY(cached.groups[g].dfa.transitions == hinted.groups[g].dfa.transitions);
+    for (const QString &name : dfas) {
+        QFile f(dir.filePath(name));
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QByteArray bytes = f.readAll();
+        bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0x5a);
+        QVERIFY(f.seek(0));
+        QCOMPARE(f.write(bytes), bytes.size());
+    }
+    const PatternCatalog rebuilt = PatternCatalog::compile(rules, options);
+    QVERIFY(rebuilt.groupedFromHint);
+    QCOMPARE(rebuilt.groupsFromCache, 0);
+    QVERIFY(sameCatalog(rebuilt));
+    QCOMPARE(checkStructure(rules, rebuilt), QByteArray());
 
     auto writeHint = [&](const QByteArray &text) {
         QFile f(hintPath);
