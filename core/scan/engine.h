@@ -24,7 +24,7 @@ public:
 
     /// Batch buffers a Scanner keeps (newHaystack()'s memory): an engine that keeps memory for the next scan
     /// keeps as many.
-    static constexpr int kScanBuffers = 6;
+    static constexpr int kScanBuffers = 7;
 
     virtual QString name() const = 0;
     /// Largest haystack one batch may have on this engine (a GPU binding limit, say).

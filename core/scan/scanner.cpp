@@ -84,6 +84,11 @@ struct Scanned
     LaunchParams params;
     Clock::time_point began;
     double engineMs = 0;
+    // Filled when its starts are found, for the stage that reports its files.
+    std::vector<std::vector<Hit>> perFile;
+    std::vector<std::vector<std::pair<int, int64_t>>> perFileCounts;
+    Scanner::ResolveTrace trace;
+    Clock::time_point startsBegan, startsEnded;
 };
 
 
@@ -273,7 +278,8 @@ void Scanner::setListHits(bool list)
 }
 
 void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int threads,
-                      std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts)
+                      std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts,
+                      ResolveTrace &trace)
 {
     const auto t0 = m_trace ? Clock::now() : Clock::time_point {};
     const std::vector<RawHit> &raw = result.hits;
@@ -441,8 +447,8 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
     std::vector<std::vector<Hit>> unitHits(units.size());
     std::mutex longestMutex;
     double unitsMs = 0;
-    m_longestUnit = {};
-    m_longestUnit.units = units.size();
+    trace = {};
+    trace.longest.units = units.size();
     parallelFor(units.size(), threads, [&](size_t k, int) {
         const Unit &unit = units[order[k]];
         const auto u0 = m_trace ? Clock::now() : Clock::time_point {};
@@ -452,8 +458,8 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
             const double ms = msSince(u0);
             std::lock_guard lock(longestMutex);
             unitsMs += ms;
-            if (ms > m_longestUnit.ms)
-                m_longestUnit = { ms, int(byFile[unit.begin].first), unit.end - unit.begin, units.size(),
+            if (ms > trace.longest.ms)
+                trace.longest = { ms, int(byFile[unit.begin].first), unit.end - unit.begin, units.size(),
                                   batch.files[unit.file].fileSize };
         });
         const BatchFile &bf = batch.files[unit.file];
@@ -513,8 +519,12 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         auto ms = [](Clock::time_point a, Clock::time_point b) {
             return std::chrono::duration<double, std::milli>(b - a).count();
         };
-        m_resolveTimes = { ms(t0, tGrouped), ms(tGrouped, tCut),    ms(tCut, tOrdered),
-                           ms(tOrdered, tStarts), unitsMs, ms(tStarts, Clock::now()) };
+        trace.group = ms(t0, tGrouped);
+        trace.cut = ms(tGrouped, tCut);
+        trace.order = ms(tCut, tOrdered);
+        trace.starts = ms(tOrdered, tStarts);
+        trace.unitsSum = unitsMs;
+        trace.gather = ms(tStarts, Clock::now());
     }
 }
 
@@ -541,8 +551,8 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     Queue<FileBatch> empty;
     Queue<Scanned> scanned;
     // One being filled, one being prepared, one being scanned, the next one (which the engine may be moving to
-    // its device meanwhile: Engine::setNext), one being resolved (start finding reads its haystack), one queued.
-    // Eight gained nothing over six on the H200 (run74).
+    // its device meanwhile: Engine::setNext), one whose starts are found (which reads its haystack), one whose
+    // files are reported (conditions read it too), one queued.
     constexpr int kBuffers = Engine::kScanBuffers;
     for (int i = 0; i < kBuffers; ++i)
         empty.push(std::make_unique<FileBatch>());
@@ -624,8 +634,24 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     // reported, as they were before resolving ran beside the scan.
     std::atomic_bool engineFailed { false };
 
-    // Start finding, file results and callbacks run here, in batch order, while the next batch is on the engine
-    // (the engine stays on the calling thread: it may own the GPU device).
+    // Start finding runs here, in batch order, while the next batch is on the engine (the engine stays on the
+    // calling thread: it may own the GPU device), and file results and callbacks on the thread after it, while
+    // the next batch's starts are found: on the H200, resolving was the last stage, and each half held the other.
+    Queue<Scanned> started;
+    std::thread starter([&] {
+        while (auto job = scanned.pop()) {
+            if (m_cancel && !engineFailed) {
+                empty.push(std::move(job->batch));
+                continue;
+            }
+            const int threads = job->params.threads > 0 ? job->params.threads : hardwareThreads();
+            job->startsBegan = Clock::now();
+            resolve(*job->batch, job->result, threads, job->perFile, job->perFileCounts, job->trace);
+            job->startsEnded = Clock::now();
+            started.push(std::move(job));
+        }
+        started.close();
+    });
     std::thread resolver([&] {
         FileResult pending; // the file whose chunks continue into the next batch
         std::vector<FileResult> done; // files whose last chunk is in the batch being resolved
@@ -651,21 +677,21 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             });
         };
         LaunchParams previous = initial;
-        std::vector<std::vector<Hit>> perFile;
-        std::vector<std::vector<std::pair<int, int64_t>>> perFileCounts;
         auto lastDone = t0;
-        while (auto job = scanned.pop()) {
+        while (auto job = started.pop()) {
             std::unique_ptr<FileBatch> batch = std::move(job->batch);
             if (m_cancel && !engineFailed) {
                 empty.push(std::move(batch));
                 continue;
             }
-            const auto r0 = Clock::now();
+            const auto r0 = job->startsBegan;
+            const auto r1 = job->startsEnded;
+            const auto b0 = Clock::now();
             const LaunchParams &params = job->params;
             BatchResult &result = job->result;
             const int threads = params.threads > 0 ? params.threads : hardwareThreads();
-            resolve(*batch, result, threads, perFile, perFileCounts);
-            const auto r1 = Clock::now();
+            std::vector<std::vector<Hit>> &perFile = job->perFile;
+            std::vector<std::vector<std::pair<int, int64_t>>> &perFileCounts = job->perFileCounts;
 
             for (const QString &n : result.notices)
                 if (callbacks.notice)
@@ -751,7 +777,8 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             t.haystackBytes = batch->used;
             t.segments = int(batch->segments.size());
             t.engineMs = job->engineMs;
-            t.resolveMs = msSince(r0);
+            // Its starts and its files, not the wait between the two stages.
+            t.resolveMs = std::chrono::duration<double, std::milli>(r1 - r0).count() + msSince(b0);
             // Batches overlap (one resolved while the next is scanned): a batch's wall time runs from its scan's
             // start, or the previous batch's end if later, to its own end, so that bytes / wall is the rate seen.
             const auto now = Clock::now();
@@ -766,16 +793,16 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 std::fprintf(stderr,
                              "pipeline batch %d: %.0f MiB; planned %.1f, waited for its buffer %.1f ms; read "
                              "%.1f-%.1f, queued %.1f, engine %.1f-%.1f, resolved %.1f-%.1f ms (starts %.1f, "
-                             "files gathered %.1f, evaluated %.1f, reported %.1f); starts: grouped %.1f, cut %.1f, "
+                             "files from %.1f: gathered %.1f, evaluated %.1f, reported %.1f); starts: grouped %.1f, cut %.1f, "
                              "ordered %.1f, found %.1f (%.1f summed over units), gathered %.1f; longest of %zu start "
                              "units %.1f ms: pattern %d, %zu ends, file of %lld bytes\n",
                              t.index, double(batch->used) / (1 << 20), at(batch->planned), batch->bufferWaitMs,
                              at(batch->readBegan), at(batch->readEnded), at(batch->queued), at(job->began),
-                             at(job->began) + job->engineMs, at(r0), at(now), at(r1) - at(r0), at(r2) - at(r1),
-                             at(r3) - at(r2), at(now) - at(r3), m_resolveTimes.group, m_resolveTimes.cut,
-                             m_resolveTimes.order, m_resolveTimes.starts, m_resolveTimes.unitsSum,
-                             m_resolveTimes.gather, m_longestUnit.units, m_longestUnit.ms,
-                             m_longestUnit.pattern, m_longestUnit.ends, static_cast<long long>(m_longestUnit.fileSize));
+                             at(job->began) + job->engineMs, at(r0), at(now), at(r1) - at(r0), at(b0), at(r2) - at(b0),
+                             at(r3) - at(r2), at(now) - at(r3), job->trace.group, job->trace.cut, job->trace.order,
+                             job->trace.starts, job->trace.unitsSum, job->trace.gather, job->trace.longest.units,
+                             job->trace.longest.ms, job->trace.longest.pattern, job->trace.longest.ends,
+                             static_cast<long long>(job->trace.longest.fileSize));
             }
             t.paramsChanged = !(params == previous);
             previous = params;
@@ -831,6 +858,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     }
     m_engine.forgetNext();
     scanned.close();
+    starter.join();
     resolver.join();
     // Unblock a reader waiting for a buffer after a cancel.
     empty.close();

@@ -77,11 +77,29 @@ public:
     /// Nice levels the read threads (and the walk's listing threads) run below the scan on 8 cores or more.
     static constexpr int kReadNice = 5;
 
+    /// What resolving one batch's starts measured, for HITSCOPE_PIPELINE_TRACE.
+    struct ResolveTrace
+    {
+        // The longest unit of start finding and what it was.
+        struct LongestUnit
+        {
+            double ms = 0;
+            int pattern = -1;
+            size_t ends = 0;
+            size_t units = 0;
+            int64_t fileSize = 0;
+        } longest;
+        // In ms: grouping the hits by file, cutting units, ordering them, finding starts (wall, and summed over
+        // units), gathering each file's hits.
+        double group = 0, cut = 0, order = 0, starts = 0, unitsSum = 0, gather = 0;
+    };
+
 private:
     LaunchParams currentParams();
     bool endsAreMatches(size_t pattern) const;
     void resolve(const FileBatch &batch, const BatchResult &result, int threads,
-                 std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts);
+                 std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts,
+                 ResolveTrace &trace);
 
     const RuleSet &m_rules;
     const PatternCatalog &m_catalog;
@@ -97,21 +115,6 @@ private:
     /// Per pattern: how many of its matches per file are worth resolving (setListHits(false)); empty: all.
     std::vector<int64_t> m_matchesNeeded;
     bool m_anyYara = false; // conditions may read the file: the resolver keeps each file's first bytes
-    /// HITSCOPE_PIPELINE_TRACE: the longest unit of start finding in the last resolve() and what it was.
-    struct LongestUnit
-    {
-        double ms = 0;
-        int pattern = -1;
-        size_t ends = 0;
-        size_t units = 0;
-        int64_t fileSize = 0;
-    } m_longestUnit;
-    // Where resolve() spent its time (HITSCOPE_PIPELINE_TRACE), in ms: grouping the hits by file, cutting units,
-    // ordering them, finding starts (wall, and summed over units), gathering each file's hits.
-    struct ResolveTimes
-    {
-        double group = 0, cut = 0, order = 0, starts = 0, unitsSum = 0, gather = 0;
-    } m_resolveTimes;
     bool m_trace = false;
 };
 
