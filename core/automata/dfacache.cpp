@@ -17,9 +17,10 @@ namespace {
 
 constexpr char kMagic[8] = { 'H', 'S', 'D', 'F', 'A', '1', 0, 0 };
 /// Merged DFAs are up to a few MiB each (the groups of a rule set and its atom prefilter's): the folder keeps the
-/// latest ones up to a count and a size.
-constexpr qsizetype kMaxFiles = 64;
-constexpr qint64 kMaxBytes = qint64(256) << 20;
+/// latest ones up to a count and a size. A large rule set has hundreds of groups, and a compile that pruned its
+/// own groups would build them again on every run.
+constexpr qsizetype kMaxFiles = 1024;
+constexpr qint64 kMaxBytes = qint64(512) << 20;
 
 struct Header
 {

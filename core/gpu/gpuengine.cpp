@@ -766,9 +766,11 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     bool resident = false;
     {
         std::unique_lock lock(m_prefetchMutex);
-        if (m_prefetched.batch) {
-            const bool mine = m_prefetched.batch == &batch && m_prefetched.haystack == batch.haystack.get()
-                && m_prefetched.index == batch.index && m_prefetched.used == batch.used;
+        // A copy of another batch (a later one, copied while this one could not be: empty, or not imported) stays
+        // in flight for its own scan: this scan uses the other buffer.
+        const bool mine = m_prefetched.batch == &batch && m_prefetched.haystack == batch.haystack.get()
+            && m_prefetched.index == batch.index && m_prefetched.used == batch.used;
+        if (mine) {
             const auto w0 = Clock::now();
             const bool copied = m_transfer->wait();
             m_profileTransferWaitMs = msSince(w0);
@@ -778,15 +780,11 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
                 m_disabled = true;
                 return false;
             }
-            if (mine) {
-                // The buffer this scan leaves becomes the spare: its last frame has ended.
-                std::swap(m_haystack, m_spareHaystack);
-                m_bindingsDirty = true;
-                resident = true;
-                ++m_batchesPrefetched;
-            } else {
-                dropSpare();
-            }
+            // The buffer this scan leaves becomes the spare: its last frame has ended.
+            std::swap(m_haystack, m_spareHaystack);
+            m_bindingsDirty = true;
+            resident = true;
+            ++m_batchesPrefetched;
         }
     }
     BatchTelemetry &t = result.telemetry;

@@ -281,6 +281,12 @@ void Batcher::flush()
         m_emit(std::move(batch));
         return;
     }
+    // The read threads keep the nice level they were started at: a new level needs new threads (no read is in
+    // flight here, collect() has ended the last one).
+    if (m_readPoolNice != m_readNice) {
+        m_readPool = std::make_unique<WorkerPool>();
+        m_readPoolNice = m_readNice;
+    }
     m_read = std::make_unique<Read>();
     m_read->batch = std::move(batch);
     Read *read = m_read.get();

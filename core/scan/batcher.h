@@ -101,6 +101,7 @@ private:
     std::function<Haystack(int64_t)> m_allocate = allocateHaystack;
     // Declared last: ended first, after the destructor has waited for the batch being read.
     std::unique_ptr<WorkerPool> m_readPool = std::make_unique<WorkerPool>();
+    int m_readPoolNice = 0; // the level m_readPool's threads were started at
 };
 
 } // namespace Hitscope

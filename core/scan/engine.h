@@ -72,8 +72,9 @@ public:
     /// start moving it to its device while it scans this one. That batch stays alive and unchanged until its
     /// scan() or forgetNext(). Default: ignored.
     virtual void setNext(const FileBatch &next) { Q_UNUSED(next); }
-    /// The batch last given to setNext() will not be scanned (a cancel, the end of a run): the engine is done
-    /// with it when this returns. Default: nothing.
+    /// The batch last given to setNext(), and any given to copyAhead() and not scanned, will not be scanned (a
+    /// cancel, the end of a run): the engine is done with them when this returns, and copies nothing ahead
+    /// until its next prepare(). Default: nothing.
     virtual void forgetNext() { }
     /// `carryIn` has, per batch file and unbounded group, the state to resume from (see BatchResult);
     /// entries of first chunks are ignored. Returns false with `error` set when the batch could not run.

@@ -639,8 +639,12 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     // the next batch's starts are found: on the H200, resolving was the last stage, and each half held the other.
     Queue<Scanned> started;
     std::thread starter([&] {
+        // Once a batch is dropped, so are all after it: a file whose chunks spanned it would be reported without
+        // them, should the engine then fail and later batches be reported after all.
+        bool dropping = false;
         while (auto job = scanned.pop()) {
-            if (m_cancel && !engineFailed) {
+            if (dropping || (m_cancel && !engineFailed)) {
+                dropping = true;
                 empty.push(std::move(job->batch));
                 continue;
             }
@@ -678,9 +682,11 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         };
         LaunchParams previous = initial;
         auto lastDone = t0;
+        bool dropping = false; // as in the starter
         while (auto job = started.pop()) {
             std::unique_ptr<FileBatch> batch = std::move(job->batch);
-            if (m_cancel && !engineFailed) {
+            if (dropping || (m_cancel && !engineFailed)) {
+                dropping = true;
                 empty.push(std::move(batch));
                 continue;
             }
@@ -793,9 +799,9 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 std::fprintf(stderr,
                              "pipeline batch %d: %.0f MiB; planned %.1f, waited for its buffer %.1f ms; read "
                              "%.1f-%.1f, queued %.1f, engine %.1f-%.1f, resolved %.1f-%.1f ms (starts %.1f, "
-                             "files from %.1f: gathered %.1f, evaluated %.1f, reported %.1f); starts: grouped %.1f, cut %.1f, "
-                             "ordered %.1f, found %.1f (%.1f summed over units), gathered %.1f; longest of %zu start "
-                             "units %.1f ms: pattern %d, %zu ends, file of %lld bytes\n",
+                             "files from %.1f: gathered %.1f, evaluated %.1f, reported %.1f); starts: grouped %.1f, "
+                             "cut %.1f, ordered %.1f, found %.1f (%.1f summed over units), gathered %.1f; longest of "
+                             "%zu start units %.1f ms: pattern %d, %zu ends, file of %lld bytes\n",
                              t.index, double(batch->used) / (1 << 20), at(batch->planned), batch->bufferWaitMs,
                              at(batch->readBegan), at(batch->readEnded), at(batch->queued), at(job->began),
                              at(job->began) + job->engineMs, at(r0), at(now), at(r1) - at(r0), at(b0), at(r2) - at(b0),

@@ -19,8 +19,8 @@ inline void writeCacheFile(const QString &path, const QByteArray &data, const QS
     if (!QDir().mkpath(dir))
         return;
     QSaveFile file(path);
-    if (file.open(QIODevice::WriteOnly) && file.write(data) == data.size())
-        file.commit();
+    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit())
+        return; // nothing new: nothing to make room for
     const QFileInfoList files = QDir(dir).entryInfoList({ glob }, QDir::Files, QDir::Time);
     const QString self = QFileInfo(path).absoluteFilePath();
     qint64 bytes = data.size();

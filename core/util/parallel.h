@@ -7,12 +7,12 @@
 #include <thread>
 #include <vector>
 
-#include "util/workerpool.h"
-
 #ifdef __linux__
 #include <sys/resource.h>
 #include <unistd.h>
 #endif
+
+#include "util/workerpool.h"
 
 namespace Hitscope {
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "workerpool.h"
 
+#include <exception>
+
 namespace Hitscope {
 
 WorkerPool::~WorkerPool()
@@ -53,10 +55,19 @@ void WorkerPool::dispatch(int threads, Job job)
     ++m_generation;
     lock.unlock();
     m_wake.notify_all();
-    job.call(job.fn, 0);
+    // The workers run a job on this thread's stack: it is not left before they are done, not even by a throw.
+    std::exception_ptr thrown;
+    try {
+        job.call(job.fn, 0);
+    } catch (...) {
+        thrown = std::current_exception();
+    }
     lock.lock();
     m_done.wait(lock, [&] { return m_remaining == 0; });
     m_busy = false;
+    lock.unlock();
+    if (thrown)
+        std::rethrow_exception(thrown);
 }
 
 void WorkerPool::loop(int index)

@@ -4,6 +4,7 @@
 // started them (the read threads rely on it).
 #include <atomic>
 #include <mutex>
+#include <stdexcept>
 #include <set>
 #include <thread>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <QTest>
+#include <QThread>
 
 #include "util/parallel.h"
 #include "util/workerpool.h"
@@ -69,6 +71,30 @@ private Q_SLOTS:
         std::atomic<int> again { 0 };
         parallelFor(100, 4, [&](size_t, int) { parallelFor(5, 2, [&](size_t, int) { ++again; }); });
         QCOMPARE(again.load(), 500);
+    }
+
+    void aThrowOnTheCallingThreadWaitsForTheWorkers()
+    {
+        // The workers run a job on the caller's stack: a throw from worker 0 leaves only once they are done, and
+        // the pool takes the next call.
+        WorkerPool pool;
+        std::atomic<int> finished { 0 };
+        bool caught = false;
+        try {
+            pool.run(4, [&](int worker) {
+                if (worker == 0)
+                    throw std::runtime_error("worker 0");
+                QThread::msleep(50);
+                ++finished;
+            });
+        } catch (const std::runtime_error &) {
+            caught = true;
+        }
+        QVERIFY(caught);
+        QCOMPARE(finished.load(), 3);
+        std::atomic<int> ran { 0 };
+        pool.run(4, [&](int) { ++ran; });
+        QCOMPARE(ran.load(), 4);
     }
 
     void workersKeepTheNiceLevelOfTheThreadThatStartedThem()
