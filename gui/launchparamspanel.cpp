@@ -7,6 +7,8 @@
 #include <QRegularExpression>
 #include <QSpinBox>
 
+#include "settings.h"
+
 namespace Hitscope {
 
 namespace {
@@ -26,6 +28,8 @@ protected:
     }
     int valueFromText(const QString &text) const override
     {
+        if (!specialValueText().isEmpty() && text.trimmed() == specialValueText())
+            return minimum();
         const QRegularExpressionMatch m = pattern().match(text.trimmed());
         if (!m.hasMatch())
             return value();
@@ -39,6 +43,8 @@ protected:
     }
     QValidator::State validate(QString &text, int &) const override
     {
+        if (!specialValueText().isEmpty() && text.trimmed() == specialValueText())
+            return QValidator::Acceptable;
         return pattern().match(text.trimmed()).hasMatch() ? QValidator::Acceptable : QValidator::Intermediate;
     }
 
@@ -99,9 +105,14 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
 
     m_batchKiB = new SizeSpinBox(this);
     m_batchKiB->setObjectName(QStringLiteral("batchSize"));
-    m_batchKiB->setRange(16, 4 * 1024 * 1024);
+    // Automatic: the engine's own size (32 MiB on the CPU, 256 MiB on a GPU with hardware of its own), as the
+    // CLI does, with smaller batches where the scan starts and ends and for many small files. A size set here is
+    // the size of every batch.
+    m_batchKiB->setRange(0, 4 * 1024 * 1024);
+    m_batchKiB->setSpecialValueText(tr("Automatic"));
     m_batchKiB->setSingleStep(1024);
-    m_batchKiB->setToolTip(tr("Haystack bytes per batch: one chart point per batch"));
+    m_batchKiB->setToolTip(tr("Haystack bytes per batch: one chart point per batch (Automatic: the engine's "
+                              "choice, smaller where the scan starts and ends)"));
 
     m_segmentKiB = new SizeSpinBox(this);
     m_segmentKiB->setRange(0, 64 * 1024);
@@ -131,9 +142,7 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     form->addRow(tr("Segment size:"), m_segmentKiB);
     form->addRow(tr("Hit capacity:"), m_hitCapacity);
 
-    LaunchParams defaults;
-    defaults.segmentBytes = 0;
-    setParams(defaults);
+    setParams(Settings::defaultLaunchParams());
 
     connect(m_engine, &QComboBox::currentIndexChanged, this, [this] {
         updateEnabled();
@@ -168,7 +177,8 @@ void LaunchParamsPanel::setParams(const LaunchParams &p)
     m_workgroupSize->setCurrentIndex(wg >= 0 ? wg : 1);
     m_workerGroups->setValue(p.workerGroups);
     m_threads->setValue(p.threads);
-    m_batchKiB->setValue(int(std::clamp<int64_t>(p.batchBytes >> 10, 16, 4 * 1024 * 1024)));
+    // 0 stays automatic; a set size is at least 16 KiB.
+    m_batchKiB->setValue(p.batchBytes <= 0 ? 0 : int(std::clamp<int64_t>(p.batchBytes >> 10, 16, 4 * 1024 * 1024)));
     m_segmentKiB->setValue(int(std::clamp<int64_t>(p.segmentBytes >> 10, 0, 64 * 1024)));
     m_hitCapacity->setValue(int(std::clamp<int64_t>(p.hitCapacity, 0, 1 << 30)));
     const int writer = m_hitWriter->findData(int(p.hitWriter));

@@ -127,6 +127,14 @@ Settings::Settings()
     reload();
 }
 
+LaunchParams Settings::defaultLaunchParams()
+{
+    LaunchParams p;
+    p.batchBytes = 0;
+    p.segmentBytes = 0;
+    return p;
+}
+
 void Settings::reload()
 {
     const QSettings s = openSettings();
@@ -140,7 +148,7 @@ void Settings::reload()
     for (const QString &path : read(s, kRuleFilePaths, QStringList()))
         m_ruleFiles.push_back({path, !disabled.contains(path)});
 
-    const LaunchParams d;
+    const LaunchParams d = defaultLaunchParams();
     LaunchParams p;
     p.batchBytes = read(s, kBatchBytes, qlonglong(d.batchBytes));
     p.segmentBytes = read(s, kSegmentBytes, qlonglong(d.segmentBytes));
@@ -151,8 +159,8 @@ void Settings::reload()
     p.timeoutMs = read(s, kTimeoutMs, d.timeoutMs);
     if (!hitWriterFromName(read(s, kHitWriter, hitWriterName(d.hitWriter)), &p.hitWriter))
         p.hitWriter = d.hitWriter;
-    // A hand-edited or corrupt file must not hand the engines nonsense.
-    if (p.batchBytes <= 0 || p.segmentBytes <= 0 || p.threads < 0 || p.workgroupSize <= 0 || p.workerGroups < 0
+    // A hand-edited or corrupt file must not hand the engines nonsense (0 sizes are the automatic ones).
+    if (p.batchBytes < 0 || p.segmentBytes < 0 || p.threads < 0 || p.workgroupSize <= 0 || p.workerGroups < 0
         || p.hitCapacity < 0 || p.timeoutMs <= 0) {
         qWarning() << "ignoring invalid launch parameters in" << s.fileName();
         p = d;

@@ -40,6 +40,9 @@ public:
     void setRuleFiles(const QVector<RuleFileSetting> &files);
 
     LaunchParams launchParams() const { return m_launchParams; }
+    /// A new user's launch parameters: batch and segment sizes automatic (0), chosen by the engine when a scan
+    /// starts, as the CLI chooses them.
+    static LaunchParams defaultLaunchParams();
     void setLaunchParams(const LaunchParams &params);
 
     EngineChoice engine() const { return m_engine; }

@@ -90,6 +90,12 @@ private:
     {
         if (p.segmentBytes <= 0)
             p.segmentBytes = m_preferredSegmentBytes;
+        // Automatic batches are the engine's size and adaptive, as the CLI's; a size the user set is every
+        // batch's, so that its effect shows on the charts.
+        if (p.batchBytes <= 0) {
+            p.batchBytes = m_preferredBatchBytes;
+            p.rampBatches = true;
+        }
         return p;
     }
     // Runs `f` on the job's thread, after everything posted before it.
@@ -114,6 +120,7 @@ private:
     Scanner *m_scanner = nullptr; // guarded by m_mutex
     std::optional<LaunchParams> m_latestParams; // guarded by m_mutex: setParams() during this run
     int64_t m_preferredSegmentBytes = 256 << 10; // guarded by m_mutex while a scanner exists
+    int64_t m_preferredBatchBytes = 64 << 20;    // likewise
 };
 
 void ScanJob::Worker::run(const Request &request)
@@ -200,6 +207,7 @@ void ScanJob::Worker::run(const Request &request)
     {
         std::lock_guard lock(m_mutex);
         m_preferredSegmentBytes = engine.preferredSegmentBytes();
+        m_preferredBatchBytes = engine.preferredBatchBytes();
         params = resolved(m_latestParams.value_or(request.params));
         m_scanner = &scanner;
     }

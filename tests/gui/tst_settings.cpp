@@ -61,7 +61,12 @@ void TestSettings::cleanupTestCase()
 void TestSettings::testLaunchParamsRoundTrip()
 {
     Settings *settings = Settings::instance();
-    QCOMPARE(settings->launchParams(), LaunchParams());
+    // A new user's batch and segment sizes are the engine's (0: automatic), the rest as LaunchParams has them.
+    LaunchParams automatic;
+    automatic.batchBytes = 0;
+    automatic.segmentBytes = 0;
+    QCOMPARE(Settings::defaultLaunchParams(), automatic);
+    QCOMPARE(settings->launchParams(), automatic);
 
     LaunchParams p;
     p.batchBytes = 8 << 20;
@@ -86,6 +91,21 @@ void TestSettings::testLaunchParamsRoundTrip()
 
     settings->reload();
     QCOMPARE(settings->launchParams(), p);
+
+    // Automatic sizes survive a restart, and so do the other parameters saved with them (0 was once taken for
+    // a corrupt file, and every parameter went back to its default).
+    p.batchBytes = 0;
+    p.segmentBytes = 0;
+    settings->setLaunchParams(p);
+    settings->reload();
+    QCOMPARE(settings->launchParams(), p);
+    // A corrupt file still does not reach the engines.
+    {
+        QSettings s = fresh();
+        s.setValue(QStringLiteral("LaunchParams/batchBytes"), qlonglong(-5));
+    }
+    settings->reload();
+    QCOMPARE(settings->launchParams(), automatic);
 }
 
 void TestSettings::testEngineAndRuleFiles()
@@ -117,7 +137,7 @@ void TestSettings::testSignalsOnlyOnChange()
     QSignalSpy rules(settings, &Settings::ruleFilesChanged);
     QSignalSpy recent(settings, &Settings::recentFoldersChanged);
 
-    settings->setLaunchParams(LaunchParams()); // the default is the current value
+    settings->setLaunchParams(Settings::defaultLaunchParams()); // the default is the current value
     settings->setEngine(EngineChoice::Auto);
     settings->setRuleFiles({});
     settings->setRecentFolders({});
@@ -126,7 +146,7 @@ void TestSettings::testSignalsOnlyOnChange()
     QCOMPARE(rules.count(), 0);
     QCOMPARE(recent.count(), 0);
 
-    LaunchParams p;
+    LaunchParams p = Settings::defaultLaunchParams();
     p.threads = 2;
     settings->setLaunchParams(p);
     settings->setLaunchParams(p);
