@@ -603,7 +603,7 @@ void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &param
     }
     // The spare too, where copyAhead() may fill it from another thread (which cannot make QRhi buffers). Without
     // it, batches are still copied ahead from the scan before theirs (startPrefetch()).
-    if (m_transfer && m_transfer->concurrent()) {
+    if (copiesBesideScans()) {
         std::lock_guard lock(m_prefetchMutex);
         QString ignored;
         ensureBuffer(m_spareHaystack, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, haystackBytes, &ignored);
@@ -686,7 +686,7 @@ bool GpuEngine::copiesBesideScans() const
 
 void GpuEngine::copyAhead(const FileBatch &batch)
 {
-    if (!m_transfer || !m_transfer->concurrent() || m_disabled)
+    if (!copiesBesideScans() || m_disabled)
         return;
     std::lock_guard lock(m_prefetchMutex);
     // The spare buffer is made by prepare() on the scanning thread (QRhi's); here it is only written. Not while
@@ -707,16 +707,11 @@ void GpuEngine::dropPrefetch()
     m_copyAheadOpen = false;
     if (m_transfer)
         m_transfer->wait();
-    if (m_prefetched.batch)
-        dropSpare();
-    m_prefetched = {};
-}
-
-void GpuEngine::dropSpare()
-{
     // A copy nobody scans leaves the spare released by the transfer queue and never acquired; a new buffer
     // starts without that history (Vulkan's validation warns of a second release without an acquire between).
-    m_spareHaystack.reset();
+    if (m_prefetched.batch)
+        m_spareHaystack.reset();
+    m_prefetched = {};
 }
 
 int64_t GpuEngine::haystackBufferBytes(const FileBatch &batch) const

@@ -128,8 +128,6 @@ private:
     void startPrefetch(const FileBatch &next, bool mayGrowSpare);
     /// Waits for a copy in flight and forgets it; copyAhead() does nothing until prepare() has run again.
     void dropPrefetch();
-    /// Forgets the spare buffer (with m_prefetchMutex held, on the scanning thread).
-    void dropSpare();
 
     std::unique_ptr<RhiDevice> m_device;
     CpuEngine m_fallback;
