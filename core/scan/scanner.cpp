@@ -24,9 +24,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+double msBetween(Clock::time_point a, Clock::time_point b)
+{
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
 double msSince(Clock::time_point t0)
 {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return msBetween(t0, Clock::now());
 }
 
 // Batches travel reader -> scanning thread -> resolver through queues of owning pointers and come back
@@ -516,15 +521,12 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
             perFile[f].insert(perFile[f].end(), unitHits[k].begin(), unitHits[k].end());
     });
     if (m_trace) {
-        auto ms = [](Clock::time_point a, Clock::time_point b) {
-            return std::chrono::duration<double, std::milli>(b - a).count();
-        };
-        trace.group = ms(t0, tGrouped);
-        trace.cut = ms(tGrouped, tCut);
-        trace.order = ms(tCut, tOrdered);
-        trace.starts = ms(tOrdered, tStarts);
+        trace.group = msBetween(t0, tGrouped);
+        trace.cut = msBetween(tGrouped, tCut);
+        trace.order = msBetween(tCut, tOrdered);
+        trace.starts = msBetween(tOrdered, tStarts);
         trace.unitsSum = unitsMs;
-        trace.gather = ms(tStarts, Clock::now());
+        trace.gather = msSince(tStarts);
     }
 }
 
@@ -784,7 +786,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             t.segments = int(batch->segments.size());
             t.engineMs = job->engineMs;
             // Its starts and its files, not the wait between the two stages.
-            t.resolveMs = std::chrono::duration<double, std::milli>(r1 - r0).count() + msSince(b0);
+            t.resolveMs = msBetween(r0, r1) + msSince(b0);
             // Batches overlap (one resolved while the next is scanned): a batch's wall time runs from its scan's
             // start, or the previous batch's end if later, to its own end, so that bytes / wall is the rate seen.
             const auto now = Clock::now();
