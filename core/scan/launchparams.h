@@ -13,8 +13,8 @@ struct LaunchParams
 {
     enum class HitWriter { Scalar };
 
-    int64_t batchBytes = 64 << 20;   ///< haystack bytes per batch
-    int64_t segmentBytes = 256 << 10; ///< bytes a work item owns in a bounded group (plus the overlap)
+    int64_t batchBytes = 64 << 20;   ///< haystack bytes per batch; 0: the engine's (Scanner::setParams)
+    int64_t segmentBytes = 256 << 10; ///< bytes a work item owns in a bounded group (plus the overlap); 0: likewise
     int threads = 0;                  ///< CPU engine workers; 0: one per core
     int workgroupSize = 256;          ///< GPU: invocations per workgroup (fastest measured on the H200)
     int workerGroups = 0;             ///< GPU: persistent workgroups; 0: automatic

@@ -86,16 +86,11 @@ public:
     }
 
 private:
-    LaunchParams resolved(LaunchParams p) const
+    static LaunchParams resolved(LaunchParams p)
     {
-        if (p.segmentBytes <= 0)
-            p.segmentBytes = m_preferredSegmentBytes;
-        // Automatic batches are the engine's size and adaptive, as the CLI's; a size the user set is every
-        // batch's, so that its effect shows on the charts.
-        if (p.batchBytes <= 0) {
-            p.batchBytes = m_preferredBatchBytes;
-            p.rampBatches = true;
-        }
+        // Automatic batches (0: the engine's size, chosen by the Scanner) are adaptive, as the CLI's; a size the
+        // user set is every batch's, so that its effect shows on the charts.
+        p.rampBatches = p.batchBytes <= 0;
         return p;
     }
     // Runs `f` on the job's thread, after everything posted before it.
@@ -119,8 +114,6 @@ private:
     std::mutex m_mutex;
     Scanner *m_scanner = nullptr; // guarded by m_mutex
     std::optional<LaunchParams> m_latestParams; // guarded by m_mutex: setParams() during this run
-    int64_t m_preferredSegmentBytes = 256 << 10; // guarded by m_mutex while a scanner exists
-    int64_t m_preferredBatchBytes = 64 << 20;    // likewise
 };
 
 void ScanJob::Worker::run(const Request &request)
@@ -206,8 +199,6 @@ void ScanJob::Worker::run(const Request &request)
     LaunchParams params;
     {
         std::lock_guard lock(m_mutex);
-        m_preferredSegmentBytes = engine.preferredSegmentBytes();
-        m_preferredBatchBytes = engine.preferredBatchBytes();
         params = resolved(m_latestParams.value_or(request.params));
         m_scanner = &scanner;
     }

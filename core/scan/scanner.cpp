@@ -226,6 +226,10 @@ void Scanner::setParams(const LaunchParams &params)
 {
     std::lock_guard lock(m_paramsMutex);
     m_params = params;
+    if (m_params.batchBytes <= 0)
+        m_params.batchBytes = m_engine.preferredBatchBytes();
+    if (m_params.segmentBytes <= 0)
+        m_params.segmentBytes = m_engine.preferredSegmentBytes();
     ++m_paramsVersion;
 }
 
@@ -545,6 +549,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     m_trace = trace;
     m_cancel = false;
     setParams(initial);
+    const LaunchParams startParams = currentParams();
     const int overlap = std::max(0, m_catalog.maxBoundedMatchLength() - 1);
     m_engine.setCountedPatterns(m_counted);
 
@@ -682,7 +687,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 evaluators[size_t(worker)]->evaluate(files[i], known[i]);
             });
         };
-        LaunchParams previous = initial;
+        LaunchParams previous = startParams; // as setParams() made them: sizes of 0 are the engine's
         auto lastDone = t0;
         bool dropping = false; // as in the starter
         while (auto job = started.pop()) {

@@ -59,7 +59,8 @@ public:
                     const Callbacks &callbacks);
 
     /// Thread-safe; applies from the next batch packed and launched on the engine (called from batchDone, that is
-    /// the batch after the next one when the next one is already on the engine).
+    /// the batch after the next one when the next one is already on the engine). A batch or segment size of 0 is
+    /// the engine's own (Engine::preferredBatchBytes, preferredSegmentBytes).
     void setParams(const LaunchParams &params);
     /// Thread-safe; the scan stops after the batch in flight.
     void cancel();
