@@ -19,6 +19,7 @@
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -114,6 +115,7 @@ private Q_SLOTS:
     void init();
     void cleanup();
     void testTitleAndIdleState();
+    void testBatchSizeAutomaticByDefault();
     void testDropAcceptsLocalUrlsOnly();
     void testDropScanMatchesCli();
     void testParamsChangeIsMarked();
@@ -189,6 +191,27 @@ void TestMainWindow::testTitleAndIdleState()
     QVERIFY(m_window->windowTitle().contains(QLatin1String("Hitscope")));
     QVERIFY(!m_window->scanAction()->isEnabled()); // nothing to scan yet
     QVERIFY(!m_window->cancelAction()->isEnabled());
+}
+
+void TestMainWindow::testBatchSizeAutomaticByDefault()
+{
+    // A new window's batch and segment sizes are Automatic (the engine's, as the CLI's defaults). A size typed
+    // in is taken, and typing the word again goes back to it.
+    LaunchParamsPanel *panel = m_window->launchParamsPanel();
+    auto *box = panel->findChild<QSpinBox *>(QStringLiteral("batchSize"));
+    QVERIFY(box);
+    QCOMPARE(box->text(), QStringLiteral("Automatic"));
+    QCOMPARE(panel->params().batchBytes, qint64(0));
+    QCOMPARE(panel->params().segmentBytes, qint64(0));
+    box->selectAll();
+    QTest::keyClicks(box, QStringLiteral("8m"));
+    QTest::keyClick(box, Qt::Key_Return);
+    QCOMPARE(panel->params().batchBytes, qint64(8) << 20);
+    QCOMPARE(box->text(), QStringLiteral("8 MiB"));
+    box->selectAll();
+    QTest::keyClicks(box, QStringLiteral("Automatic"));
+    QTest::keyClick(box, Qt::Key_Return);
+    QCOMPARE(panel->params().batchBytes, qint64(0));
 }
 
 void TestMainWindow::testDropAcceptsLocalUrlsOnly()
