@@ -194,16 +194,19 @@ int main(int argc, char **argv)
                 rules.rejections.size() + catalog.rejections.size());
     for (const Rejection &r : catalog.rejections)
         std::printf("  rejected: %s\n", qPrintable(r.toString()));
-    std::printf("groups (states/classes/patterns, u = unbounded, a = CPU scans it around atoms):");
+    std::printf("groups (states/classes/patterns, u = unbounded, a = CPU screens it, no pass):");
     for (size_t gi = 0; gi < catalog.groups.size(); ++gi) {
         const DfaGroup &g = catalog.groups[gi];
         std::printf(" %u/%u/%zu%s%s", g.dfa.numStates, g.dfa.numClasses, g.patterns.size(), g.unbounded() ? "u" : "",
                     catalog.prefilter && catalog.prefilter->covers(int(gi)) ? "a" : "");
     }
     std::printf("\n");
-    if (catalog.prefilter)
-        std::printf("atom prefilter: %zu atoms, %u states\n", catalog.prefilter->atomGroup.size(),
-                    catalog.prefilter->dfa.numStates);
+    if (catalog.prefilter) {
+        const AtomPrefilter &pre = *catalog.prefilter;
+        const auto screened = std::count_if(pre.screened.begin(), pre.screened.end(), [](uint8_t s) { return s; });
+        std::printf("CPU screen: %td patterns found whole, %zu atoms, %zu sequences in %d passes, %zu xor forms\n",
+                    screened, pre.atomGroup.size(), pre.screen.size(), pre.screen.passes(), pre.xorAtoms.size());
+    }
 
     // Corpus.
     std::vector<QByteArray> files;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 namespace Hitscope {
 
@@ -60,7 +61,8 @@ private:
                    && m_regex.nodes[size_t(n.children.front())].type == Regex::Node::Type::Bytes) {
             for (int i = 0; i < n.min; ++i)
                 out.push_back({ &m_regex.nodes[size_t(n.children.front())].bytes, -1 });
-        } else if (n.type == Regex::Node::Type::Empty) {
+        } else if (n.type == Regex::Node::Type::Empty || n.type == Regex::Node::Type::Assert) {
+            // Zero-width: the positions either side are neighbours in every match.
         } else {
             out.push_back({ nullptr, node });
         }
@@ -95,39 +97,163 @@ private:
             std::vector<Element> elements;
             flatten(node, elements, depth);
             Result best;
-            // Runs of byte positions: their best window of up to kMaxAtomLength.
-            for (size_t i = 0; i < elements.size();) {
-                if (!elements[i].set) {
-                    Result r = extract(elements[i].node, depth + 1);
-                    if (!r.atoms.empty() && r.quality > best.quality)
-                        best = std::move(r);
-                    ++i;
+            for (const Element &e : elements) {
+                if (e.set)
                     continue;
-                }
+                Result r = extract(e.node, depth + 1);
+                if (!r.atoms.empty() && r.quality > best.quality)
+                    best = std::move(r);
+            }
+            // Runs of byte positions, widened by the positions every match of the sub-patterns either side ends
+            // or starts with (the digit around the dot of an IP address regex): their best window of up to
+            // kMaxAtomLength.
+            for (size_t i = 0; i <= elements.size();) {
                 size_t j = i;
                 while (j < elements.size() && elements[j].set)
                     ++j;
-                for (size_t w = i; w < j; ++w) {
-                    const size_t len = std::min<size_t>(AtomExtractor::kMaxAtomLength, j - w);
+                std::vector<ByteSet> run;
+                if (i > 0)
+                    run = edge(elements[i - 1].node, true, depth + 1);
+                std::reverse(run.begin(), run.end());
+                for (size_t k = i; k < j; ++k)
+                    run.push_back(*elements[k].set);
+                if (j < elements.size()) {
+                    const std::vector<ByteSet> head = edge(elements[j].node, false, depth + 1);
+                    run.insert(run.end(), head.begin(), head.end());
+                }
+                for (size_t w = 0; w < run.size(); ++w) {
+                    const size_t len = std::min<size_t>(AtomExtractor::kMaxAtomLength, run.size() - w);
                     int q = 0;
                     for (size_t k = w; k < w + len; ++k)
-                        q += k > w && *elements[k].set == *elements[k - 1].set && elements[k].set->count() == 1
-                            ? kRepeatedByteBits
-                            : positionBits(*elements[k].set);
+                        q += k > w && run[k] == run[k - 1] && run[k].count() == 1 ? kRepeatedByteBits
+                                                                                 : positionBits(run[k]);
                     if (q > best.quality) {
-                        Atom atom;
-                        for (size_t k = w; k < w + len; ++k)
-                            atom.push_back(*elements[k].set);
-                        best.atoms = { std::move(atom) };
+                        best.atoms = { Atom(run.begin() + std::ptrdiff_t(w), run.begin() + std::ptrdiff_t(w + len)) };
                         best.quality = q;
                     }
                 }
-                i = j;
+                i = j + 1;
             }
             return best;
         }
         }
         return none;
+    }
+
+    int minLength(int node, int depth) const
+    {
+        const Regex::Node &n = m_regex.nodes[size_t(node)];
+        if (depth > 64)
+            return 0;
+        switch (n.type) {
+        case Regex::Node::Type::Bytes:
+            return 1;
+        case Regex::Node::Type::Concat: {
+            int sum = 0;
+            for (int c : n.children)
+                sum = std::min(sum + minLength(c, depth + 1), 1 << 20);
+            return sum;
+        }
+        case Regex::Node::Type::Alternate: {
+            int least = 1 << 20;
+            for (int c : n.children)
+                least = std::min(least, minLength(c, depth + 1));
+            return n.children.empty() ? 0 : least;
+        }
+        case Regex::Node::Type::Repeat:
+            return std::min(n.min, 1 << 10) * minLength(n.children.front(), depth + 1);
+        default:
+            return 0;
+        }
+    }
+
+    /// The bytes a non-empty match of `node` can start with (`back`: end with).
+    ByteSet first(int node, bool back, int depth) const
+    {
+        const Regex::Node &n = m_regex.nodes[size_t(node)];
+        ByteSet out;
+        if (depth > 64)
+            return out.set();
+        switch (n.type) {
+        case Regex::Node::Type::Bytes:
+            return n.bytes;
+        case Regex::Node::Type::Concat:
+            for (size_t k = 0; k < n.children.size(); ++k) {
+                const int c = n.children[back ? n.children.size() - 1 - k : k];
+                out |= first(c, back, depth + 1);
+                if (minLength(c, depth + 1) > 0)
+                    break;
+            }
+            return out;
+        case Regex::Node::Type::Alternate:
+            for (int c : n.children)
+                out |= first(c, back, depth + 1);
+            return out;
+        case Regex::Node::Type::Repeat:
+            return first(n.children.front(), back, depth + 1);
+        default:
+            return out;
+        }
+    }
+
+    /// Positions every match of `node` starts with (`back`: ends with, the last one first), up to
+    /// kMaxAtomLength; `whole` when the match is exactly those positions.
+    std::vector<ByteSet> edge(int node, bool back, int depth, bool *whole = nullptr) const
+    {
+        const Regex::Node &n = m_regex.nodes[size_t(node)];
+        constexpr size_t kMax = AtomExtractor::kMaxAtomLength;
+        bool all = false;
+        std::vector<ByteSet> out;
+        if (depth > 64) {
+        } else if (n.type == Regex::Node::Type::Bytes) {
+            out.push_back(n.bytes);
+            all = true;
+        } else if (n.type == Regex::Node::Type::Empty || n.type == Regex::Node::Type::Assert) {
+            all = true;
+        } else if (n.type == Regex::Node::Type::Concat) {
+            all = true;
+            for (size_t k = 0; k < n.children.size() && all; ++k) {
+                bool childWhole = false;
+                const int c = n.children[back ? n.children.size() - 1 - k : k];
+                const std::vector<ByteSet> e = edge(c, back, depth + 1, &childWhole);
+                out.insert(out.end(), e.begin(), e.end());
+                all = childWhole && out.size() <= kMax;
+            }
+        } else if (n.type == Regex::Node::Type::Alternate && !n.children.empty()) {
+            std::vector<std::vector<ByteSet>> edges;
+            size_t length = kMax;
+            all = true;
+            for (int c : n.children) {
+                bool childWhole = false;
+                edges.push_back(edge(c, back, depth + 1, &childWhole));
+                length = std::min(length, edges.back().size());
+                all = all && childWhole && edges.back().size() == edges.front().size();
+            }
+            out.assign(length, ByteSet());
+            for (const auto &e : edges)
+                for (size_t k = 0; k < length; ++k)
+                    out[k] |= e[k];
+            all = all && length == edges.front().size();
+        } else if (n.type == Regex::Node::Type::Repeat && n.min >= 1) {
+            bool childWhole = false;
+            const std::vector<ByteSet> e = edge(n.children.front(), back, depth + 1, &childWhole);
+            for (int r = 0; r < n.min && out.size() < kMax; ++r) {
+                out.insert(out.end(), e.begin(), e.end());
+                if (!childWhole)
+                    break;
+            }
+            all = childWhole && n.min == n.max && out.size() <= kMax;
+        }
+        if (out.size() > kMax) {
+            out.resize(kMax);
+            all = false;
+        }
+        // Where no position is fixed (an optional first byte), the set of bytes a match starts with still is.
+        if (out.empty() && !all && minLength(node, depth) > 0)
+            out.push_back(first(node, back, depth));
+        if (whole)
+            *whole = all;
+        return out;
     }
 
     const Regex &m_regex;

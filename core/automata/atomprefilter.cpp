@@ -2,24 +2,25 @@
 #include "atomprefilter.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "automata/atomextractor.h"
-#include "automata/dfacache.h"
-#include "automata/dfabuilder.h"
 #include "automata/patterncatalog.h"
+#include "automata/prioritymatcher.h"
 #include "rules/ruleset.h"
 
 namespace Hitscope {
 
 namespace {
 
-/// Below this many bits an atom occurs too often for windows to be cheaper than a pass.
+/// From this many bits on an atom is rare enough for windows of any reach; below it, only where its windows
+/// (estimated from the bits) would cover at most 1/kMaxWalkedShare of the data, and never below kLeastQuality.
 constexpr int kMinQuality = 18;
-/// Windows reach this far around an atom at most; longer patterns keep their pass.
-constexpr int kMaxRadius = 4096;
-constexpr int kMaxAtomStates = 60000;
-/// A host group with the atoms, before minimization; past it the atoms get a pass of their own.
-constexpr int kMaxHostStates = 60000;
+constexpr int kLeastQuality = 12;
+constexpr double kMaxWalkedShare = 64;
+/// Windows reach this far around an atom at most; longer patterns keep their pass. YARA's scan limit: no
+/// match YARA reports is longer.
+constexpr int kMaxRadius = PriorityMatcher::kScanLimit;
 /// An xor form's neighbouring bytes must differ this often (zero deltas also occur in every run of equal bytes);
 /// the engine screens with the first four deltas, so they must differ there too.
 constexpr int kMinXorChanges = 3;
@@ -27,6 +28,9 @@ constexpr int kMinXorScreenChanges = 2;
 constexpr size_t kMinXorDeltas = 4;
 /// Each xor form costs the engine a screening pass of its own: beyond this many, the rest get atoms per key.
 constexpr size_t kMaxXorForms = 8;
+/// Sequences and atoms in the screen at most: every 16 cost it another pass over every byte, and beyond about
+/// ten passes a group's own DFA pass is cheaper (a list of ten thousand literals keeps its passes).
+constexpr size_t kMaxScreenEntries = 160;
 
 /// The xor atoms of a YARA xor string, or none when a form is too short or too uniform to be distinctive.
 std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group)
@@ -58,109 +62,117 @@ std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group
 
 } // namespace
 
-bool AtomPrefilter::suits(const Regex &regex, const PatternInfo &info)
+std::vector<SequenceScreen::Sequence> AtomPrefilter::sequencesOf(const Regex &regex, const PatternInfo &info)
 {
-    // Assertions look outside a window; relaxed DFAs report more than their pattern's atoms cover.
-    if (info.verify || info.maxLength < 0 || info.maxLength > kMaxRadius || regex.usesAssertion(Assertion::FileStart)
-        || regex.usesAssertion(Assertion::FileEnd) || regex.usesAssertion(Assertion::WordBoundary)
-        || regex.usesAssertion(Assertion::NotWordBoundary))
-        return false;
-    const AtomExtractor::Result r = AtomExtractor::extract(regex);
-    return !r.atoms.empty() && r.quality >= kMinQuality;
+    if (info.verify || info.maxLength < 0 || info.maxLength > SequenceScreen::kMaxLength)
+        return {};
+    return SequenceScreen::expand(regex, kMaxSequences);
 }
 
-std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, const PatternCatalog &catalog,
-                                                          const std::vector<const Regex *> &groupRegex,
-                                                          const QString &cacheDir)
+namespace {
+
+} // namespace
+
+int AtomPrefilter::windowReach(const Pattern &pattern, const PatternInfo &info)
+{
+    if (info.maxLength >= 0)
+        return info.maxLength <= kMaxRadius ? info.maxLength : -1;
+    // An unbounded YARA regex: every match YARA reports lies within kScanLimit bytes of its atom.
+    const YaraString *yara = pattern.yara.get();
+    const bool limited = yara && yara->matcher && yara->matcher->lengthLimited()
+        && (!yara->wideMatcher || yara->wideMatcher->lengthLimited());
+    return limited ? kMaxRadius : -1;
+}
+
+bool AtomPrefilter::suitsWindows(const Pattern &pattern, const PatternInfo &info)
+{
+    const int reach = windowReach(pattern, info);
+    if (reach < 0)
+        return false;
+    const AtomExtractor::Result r = AtomExtractor::extract(pattern.regex);
+    if (r.atoms.empty() || r.quality < kLeastQuality)
+        return false;
+    // A match lies around its atom, within its reach either side; a marked block is 64 bytes.
+    const double walked = std::ldexp(double(r.atoms.size()), -r.quality) * double(64 + 2 * reach + 1);
+    return r.quality >= kMinQuality || walked <= 1 / kMaxWalkedShare;
+}
+
+bool AtomPrefilter::suits(const Pattern &pattern, const PatternInfo &info)
+{
+    return !sequencesOf(pattern.regex, info).empty() || suitsWindows(pattern, info);
+}
+
+std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, const PatternCatalog &catalog)
 {
     auto pre = std::make_shared<AtomPrefilter>();
+    pre->coveredGroup.assign(catalog.groups.size(), 0);
     pre->groupRadius.assign(catalog.groups.size(), 0);
-    std::vector<Regex> atomRegexes;
+    pre->screened.assign(rules.patterns.size(), 0);
+    pre->atomBase = uint32_t(rules.patterns.size());
+    // Segments overlap by the longest bounded match: a screened match must fit in that overlap, wherever its
+    // group is.
+    const int overlapHolds = catalog.maxBoundedMatchLength();
     int covered = 0;
     for (size_t g = 0; g < catalog.groups.size(); ++g) {
         const DfaGroup &group = catalog.groups[g];
-        if (group.unbounded())
-            continue;
+        std::vector<std::pair<int, std::vector<SequenceScreen::Sequence>>> sequences;
         std::vector<AtomExtractor::Atom> atoms;
         std::vector<XorAtom> xorAtoms;
         int radius = 0;
-        bool ok = true;
+        bool ok = !group.patterns.empty();
         for (int p : group.patterns) {
             const PatternInfo &info = catalog.patterns[size_t(p)];
             const Regex &regex = rules.patterns[size_t(p)].regex;
-            AtomExtractor::Result r;
-            if (!suits(regex, info)) {
+            if (info.maxLength >= 0 && info.maxLength <= overlapHolds) {
+                std::vector<SequenceScreen::Sequence> seqs = sequencesOf(regex, info);
+                if (!seqs.empty()) {
+                    sequences.emplace_back(p, std::move(seqs));
+                    continue;
+                }
+            }
+            if (!suitsWindows(rules.patterns[size_t(p)], info)) {
                 ok = false;
                 break;
             }
-            radius = std::max(radius, info.maxLength);
+            radius = std::max(radius, windowReach(rules.patterns[size_t(p)], info));
             std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
             if (!x.empty() && pre->xorAtoms.size() + xorAtoms.size() + x.size() <= kMaxXorForms) {
                 xorAtoms.insert(xorAtoms.end(), x.begin(), x.end());
                 continue;
             }
-            if ((r = AtomExtractor::extract(regex)).atoms.empty()) {
+            AtomExtractor::Result r = AtomExtractor::extract(regex);
+            if (r.atoms.empty()) {
                 ok = false;
                 break;
             }
             atoms.insert(atoms.end(), r.atoms.begin(), r.atoms.end());
         }
-        if (!ok || radius <= 0)
+        size_t entries = atoms.size();
+        for (const auto &seqs : sequences)
+            entries += seqs.second.size();
+        if (!ok || pre->screen.size() + entries > kMaxScreenEntries)
             continue;
-        pre->groupRadius[g] = radius;
-        pre->xorAtoms.insert(pre->xorAtoms.end(), xorAtoms.begin(), xorAtoms.end());
         ++covered;
-        for (const auto &atom : atoms) {
-            Regex r;
-            std::vector<int> seq;
-            for (const ByteSet &set : atom)
-                seq.push_back(r.addBytes(set));
-            r.root = r.addConcat(std::move(seq));
-            atomRegexes.push_back(std::move(r));
+        pre->coveredGroup[g] = 1;
+        pre->groupRadius[g] = radius;
+        pre->maxRadius = std::max(pre->maxRadius, radius);
+        pre->xorAtoms.insert(pre->xorAtoms.end(), xorAtoms.begin(), xorAtoms.end());
+        for (const auto &[p, seqs] : sequences) {
+            // Two sequences of different lengths, or overlapping ones, may end at the same offset, where a DFA
+            // reports one end.
+            pre->screened[size_t(p)] = seqs.size() > 1 ? 2 : 1;
+            for (const SequenceScreen::Sequence &seq : seqs)
+                pre->screen.add(seq, uint32_t(p));
+        }
+        for (const AtomExtractor::Atom &atom : atoms) {
+            pre->screen.add(atom, pre->atomBase + uint32_t(pre->atomGroup.size()));
             pre->atomGroup.push_back(int(g));
             pre->atomLength.push_back(int(atom.size()));
         }
     }
-    // The atom pass walks the atom DFA; with no atom at all there is nothing for it to walk.
-    if (covered < 2 || atomRegexes.empty())
+    if (covered == 0)
         return nullptr;
-    pre->atomBase = uint32_t(rules.patterns.size());
-    std::vector<DfaBuilder::Input> atomInputs;
-    for (size_t i = 0; i < atomRegexes.size(); ++i)
-        atomInputs.push_back({ &atomRegexes[i], int(pre->atomBase + i) });
-
-    // A group with a pass of its own hosts the atoms when the two fit in one DFA: the smallest such group first,
-    // since a larger table walks slower.
-    const DfaCache cache(cacheDir);
-    std::vector<int> hosts;
-    for (size_t g = 0; g < catalog.groups.size(); ++g)
-        if (!pre->covers(int(g)) && !catalog.groups[g].patterns.empty())
-            hosts.push_back(int(g));
-    std::stable_sort(hosts.begin(), hosts.end(), [&](int a, int b) {
-        return catalog.groups[size_t(a)].dfa.numStates < catalog.groups[size_t(b)].dfa.numStates;
-    });
-    for (int g : hosts) {
-        std::vector<DfaBuilder::Input> inputs;
-        bool ok = true;
-        for (int p : catalog.groups[size_t(g)].patterns) {
-            ok = ok && size_t(p) < groupRegex.size() && groupRegex[size_t(p)];
-            if (ok)
-                inputs.push_back({ groupRegex[size_t(p)], p });
-        }
-        if (!ok)
-            continue;
-        inputs.insert(inputs.end(), atomInputs.begin(), atomInputs.end());
-        DfaBuilder::Result built = cache.build(inputs, kMaxHostStates);
-        if (built.exceededBudget)
-            continue;
-        pre->dfa = std::move(built.dfa);
-        pre->hostGroup = g;
-        return pre;
-    }
-    DfaBuilder::Result built = cache.build(atomInputs, kMaxAtomStates);
-    if (built.exceededBudget)
-        return nullptr;
-    pre->dfa = std::move(built.dfa);
+    pre->screen.build();
     return pre;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "automata/dfa.h"
+#include "automata/sequencescreen.h"
 #include "rules/ruleset.h"
 
 namespace Hitscope {
@@ -13,27 +14,30 @@ struct PatternCatalog;
 struct PatternInfo;
 
 /**
- * Lets the CPU engine skip whole passes: for DFA groups whose patterns all have distinctive atoms
- * (AtomExtractor) and a bounded length, one scan for every atom of every such group replaces a pass per
- * group, and each group's DFA then runs only in windows around its atoms' occurrences. A match contains one
- * of its pattern's atoms, so it lies inside the window of that occurrence: the hits are exactly those of a
- * full pass. The GPU engine does not need it (its passes are cheap) and ignores it.
- *
- * Where a group keeps a whole pass of its own (weak or unbounded patterns), the atoms ride along in it: `dfa`
- * is then that group's patterns and every atom in one DFA (`hostGroup`), and the CPU engine walks it instead of
- * the group's own, one pass less over every byte. Its states are not the group's: a chunk's carried state is
- * only meaningful to an engine that walks the same DFA.
+ * Lets the CPU engine skip whole passes. Patterns made of fixed byte positions (literals, nocase text, hex
+ * strings without jumps, small alternations of those) are found whole by one SequenceScreen, with no DFA;
+ * the other patterns of a group are found by their atoms (AtomExtractor) in the same screen, and the group's
+ * DFA then runs only in windows around them. A match contains one of its pattern's atoms, so it lies inside
+ * the window of that occurrence: the hits are exactly those of a full pass. A group whose patterns all fit
+ * one way or the other is covered: it gets no pass of its own. The GPU engine does not need any of this (its
+ * passes are cheap) and ignores it.
  */
 struct AtomPrefilter
 {
-    /// Every atom, with the host group's patterns when there is one. Accept entries of atoms carry
-    /// atomBase + atom index, those of the host's patterns their global pattern ids.
-    Dfa dfa;
-    int hostGroup = -1;             ///< the catalog group `dfa` stands in for, or -1: `dfa` is atoms alone
-    uint32_t atomBase = 0;          ///< accept entries at or above this are atoms
-    std::vector<int> atomGroup;     ///< per atom: its catalog group
-    std::vector<int> atomLength;    ///< per atom: its length in bytes
-    std::vector<int> groupRadius;   ///< per catalog group: its longest match, 0 when the group is scanned whole
+    /// Sequence patterns' sequences, tagged with their pattern id, and the atoms of the covered groups' other
+    /// patterns, tagged atomBase + atom index.
+    SequenceScreen screen;
+    uint32_t atomBase = 0;
+    std::vector<int> atomGroup;      ///< per atom: its catalog group
+    std::vector<int> atomLength;     ///< per atom: its length in bytes
+    std::vector<uint8_t> coveredGroup; ///< per catalog group: no pass of its own
+    std::vector<int> groupRadius;    ///< per catalog group: its windows reach this far around an atom (0: none)
+    /// The longest reach: a chunk of a file must hold this many bytes before the bytes it owns, so that the
+    /// windows of a match that ends in them find it whole (PatternCatalog::chunkContext()).
+    int maxRadius = 0;
+    /// Per pattern: 1 when the screen finds it (group DFAs then must not report it), 2 when moreover two of its
+    /// sequences may end at one offset (the screen's matches of it are made unique).
+    std::vector<uint8_t> screened;
 
     /// A YARA xor string's form (YaraString::xorForms), found by the XOR of neighbouring bytes, which no key
     /// changes: one look-up for all keys (up to 256), where atoms would need one atom per key (and all 256 byte
@@ -59,21 +63,29 @@ struct AtomPrefilter
     };
     std::vector<XorAtom> xorAtoms;
 
-    bool covers(int group) const { return group < int(groupRadius.size()) && groupRadius[size_t(group)] > 0; }
+    bool covers(int group) const { return group < int(coveredGroup.size()) && coveredGroup[size_t(group)]; }
+    bool isScreened(int pattern) const { return pattern < int(screened.size()) && screened[size_t(pattern)]; }
 
-    /// Whether a pattern can be scanned around its atoms: bounded, exact (not relaxed), no assertions, strong
-    /// atoms. The catalog keeps such patterns in groups of their own, so that one weak pattern does not cost
-    /// a whole group its prefilter.
-    static bool suits(const Regex &regex, const PatternInfo &info);
+    /// A pattern's sequences when the screen can find it whole (at most kMaxSequences, none longer than
+    /// SequenceScreen::kMaxLength, no assertion, exact), else none.
+    static std::vector<SequenceScreen::Sequence> sequencesOf(const Regex &regex, const PatternInfo &info);
+    static constexpr size_t kMaxSequences = 16;
 
-    /// Null when fewer than two groups would be covered (then a pass for the atoms saves nothing) or when no
-    /// pattern has an ordinary atom (a set of xor strings alone: they are then scanned by full passes).
-    /// `groupRegex`: per pattern id, the regex its group's DFA was built from (the relaxed form of a pattern
-    /// that needs verifying); a host group's patterns are built into `dfa` from these. `cacheDir`: where
-    /// DfaCache keeps the built DFA for the next compile (empty: nowhere).
-    static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog,
-                                                      const std::vector<const Regex *> &groupRegex,
-                                                      const QString &cacheDir = {});
+    /// How far around an atom a window must reach to hold every match of the pattern that contains it: its
+    /// longest match, or for an unbounded YARA regex YARA's scan limit (PriorityMatcher::kScanLimit: YARA
+    /// reports no longer match, and a DFA end of a longer one is tried for none). -1: windows cannot.
+    static int windowReach(const Pattern &pattern, const PatternInfo &info);
+    /// Whether windows around atoms can find a pattern: a reach, and atoms rare enough for windows of that
+    /// reach. Assertions and relaxed DFAs are fine: windows start in the context of the byte before them and
+    /// end a byte after their reach, and the ends of a relaxed DFA are verified anyway.
+    static bool suitsWindows(const Pattern &pattern, const PatternInfo &info);
+    /// Whether a pattern costs its group no pass: a sequence pattern, or one that suits windows. The catalog
+    /// keeps such patterns in groups of their own, so that one weak pattern does not cost a whole group its
+    /// prefilter.
+    static bool suits(const Pattern &pattern, const PatternInfo &info);
+
+    /// Null when no group would be covered.
+    static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog);
 };
 
 } // namespace Hitscope

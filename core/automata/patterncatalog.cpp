@@ -357,7 +357,7 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
             }
             probe.groups.push_back(std::move(g));
         }
-        const auto cover = AtomPrefilter::build(rules, probe, {}); // no regexes: no host, the atoms alone
+        const auto cover = AtomPrefilter::build(rules, probe);
         for (size_t i = 0; i < pieces.size(); ++i) {
             pieces[i].covered = cover && cover->covers(int(i));
             pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
@@ -516,6 +516,11 @@ int PatternCatalog::maxBoundedMatchLength() const
     return best;
 }
 
+int PatternCatalog::chunkContext() const
+{
+    return std::max(maxBoundedMatchLength(), prefilter ? prefilter->maxRadius + 1 : 0);
+}
+
 size_t PatternCatalog::unboundedGroups() const
 {
     return size_t(std::count_if(groups.begin(), groups.end(), [](const DfaGroup &g) { return g.unbounded(); }));
@@ -608,7 +613,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     // other patterns' atoms would all walk it.
     for (Candidate &c : candidates) {
         const Pattern &pattern = rules.patterns[size_t(c.pattern)];
-        c.atoms = AtomPrefilter::suits(pattern.regex, catalog.patterns[size_t(c.pattern)]);
+        c.atoms = AtomPrefilter::suits(pattern, catalog.patterns[size_t(c.pattern)]);
         c.xorForms = pattern.yara && !pattern.yara->xorForms.empty();
     }
 
@@ -709,10 +714,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         verify.push_back(info.verify);
     h = hashVector(h, verify);
     catalog.fingerprint = h;
-    std::vector<const Regex *> groupRegex(rules.patterns.size(), nullptr);
-    for (const Candidate &c : candidates)
-        groupRegex[size_t(c.pattern)] = c.verify ? &c.relaxed : &rules.patterns[size_t(c.pattern)].regex;
-    catalog.prefilter = AtomPrefilter::build(rules, catalog, groupRegex, options.groupingHintDir);
+    catalog.prefilter = AtomPrefilter::build(rules, catalog);
     catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
     return catalog;
 }

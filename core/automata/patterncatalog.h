@@ -50,7 +50,7 @@ struct CompileOptions
     /// Where compile() keeps, per set of patterns, the grouping it ended with, and finds it again: the next
     /// compile of the same patterns builds those groups directly and skips the merges that would fail (most of
     /// a large rule set's compile time). Every group DFA is still built; a hint that no longer fits is ignored.
-    /// The groups' DFAs and the atom prefilter's are kept there too (DfaCache): with a hint, the builds left are
+    /// The groups' DFAs are kept there too (DfaCache): with a hint, the builds left are
     /// the patterns' own DFAs (each alone, to find those that explode).
     /// Empty: no hints.
     QString groupingHintDir;
@@ -75,6 +75,9 @@ struct PatternCatalog
     size_t tableBytes() const;
     /// Longest bounded match over all bounded groups: segments overlap by this minus one.
     int maxBoundedMatchLength() const;
+    /// Bytes a chunk of a file after its first must hold before those it owns: the segments' overlap and the
+    /// byte before it, or the CPU engine's farthest window reach and the byte before it (AtomPrefilter).
+    int chunkContext() const;
     /// Groups walked over whole files, whose states are carried from chunk to chunk.
     size_t unboundedGroups() const;
 

@@ -41,9 +41,6 @@ struct Walk
     int64_t end = 0;
     int64_t ownBegin = 0;
     int64_t ownEnd = 0;
-    // Atoms (AtomPrefilter) ending in [markBegin, markEnd) are marked; the own range bounds hits only.
-    int64_t markBegin = 0;
-    int64_t markEnd = 0;
     uint32_t state = 0;
     uint32_t batchFile = 0;
     // A counted pattern's run of ends, reported as one RawCount when another pattern or the walk's end comes.
@@ -89,13 +86,16 @@ public:
     {
     }
 
-    /// An occurrence of atom `atom` (an index into AtomPrefilter::atomGroup) ending at file offset `end`.
-    void mark(uint32_t batchFile, int64_t end, uint32_t atom)
+    /// Occurrences of atom `atom` (an index into AtomPrefilter::atomGroup) ending at file offsets
+    /// [firstEnd, lastEnd] (a run of a repeated byte; one occurrence when equal).
+    void mark(uint32_t batchFile, int64_t firstEnd, int64_t lastEnd, uint32_t atom)
     {
         const BatchFile &bf = m_batch.files[batchFile];
-        const int64_t start = end - m_pre.atomLength[atom] + 1;
-        const int64_t h = bf.dataOffset + (std::max(start, bf.holdBegin) - bf.holdBegin);
-        markAt(m_pre.atomGroup[atom], h);
+        const int64_t length = m_pre.atomLength[atom];
+        const int64_t h0 = bf.dataOffset + (std::max(firstEnd - length + 1, bf.holdBegin) - bf.holdBegin);
+        const int64_t h1 = bf.dataOffset + (std::max(lastEnd - length + 1, bf.holdBegin) - bf.holdBegin);
+        for (int64_t h = h0; h <= h1; h = ((h >> kBlockShift) + 1) << kBlockShift)
+            markAt(m_pre.atomGroup[atom], h);
     }
 
     /// An occurrence of one of `group`'s atoms starting at haystack offset h.
@@ -229,17 +229,16 @@ void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *dat
 class DfaWalker
 {
 public:
-    // With `marks`, accept entries from `atomBase` on are atoms, marked there instead of reported.
+    // Patterns `screened` flags (AtomPrefilter::screened) are found by the screen and not reported here.
     DfaWalker(const Dfa &dfa, std::vector<RawHit> &hits, std::vector<RawCount> &counts, const uint8_t *counted,
-              AtomMarks *marks = nullptr, uint32_t atomBase = 0)
+              const uint8_t *screened)
         : m_dfa(dfa)
         , m_table(dfa.transitions.data())
         , m_classes(dfa.byteClass.data())
         , m_hits(hits)
         , m_counts(counts)
         , m_counted(counted)
-        , m_marks(marks)
-        , m_atomBase(marks ? atomBase : UINT32_MAX)
+        , m_screened(screened)
     {
     }
 
@@ -348,7 +347,7 @@ public:
         const uint32_t st = w.state / m_dfa.numClasses;
         for (uint32_t i = m_dfa.acceptIndex[st]; i < m_dfa.acceptIndex[st + 1]; ++i) {
             const uint32_t e = m_dfa.acceptEntries[i];
-            if (Dfa::entryKind(e) == Dfa::Eof)
+            if (Dfa::entryKind(e) == Dfa::Eof && !(m_screened && m_screened[Dfa::entryPattern(e)]))
                 add(w, Dfa::entryPattern(e), end);
         }
     }
@@ -387,11 +386,8 @@ private:
         const uint32_t st = premultiplied / m_dfa.numClasses;
         for (uint32_t i = m_dfa.acceptIndex[st]; i < m_dfa.acceptIndex[st + 1]; ++i) {
             const uint32_t e = m_dfa.acceptEntries[i];
-            if (Dfa::entryPattern(e) >= m_atomBase) {
-                if (pos >= w.markBegin && pos < w.markEnd)
-                    m_marks->mark(w.batchFile, pos, Dfa::entryPattern(e) - m_atomBase);
+            if (m_screened && m_screened[Dfa::entryPattern(e)])
                 continue;
-            }
             const Dfa::AcceptKind kind = Dfa::entryKind(e);
             if (kind == Dfa::Eof)
                 continue;
@@ -407,8 +403,7 @@ private:
     std::vector<RawHit> &m_hits;
     std::vector<RawCount> &m_counts;
     const uint8_t *m_counted; ///< per pattern, or null
-    AtomMarks *m_marks;
-    const uint32_t m_atomBase; ///< UINT32_MAX without marks
+    const uint8_t *m_screened; ///< per pattern, or null
 };
 
 // A unit of work: a run of segments of one bounded group, or one chunk of an unbounded group.
@@ -426,6 +421,87 @@ struct Item
 };
 
 constexpr int kAtomPass = -1;
+
+/// What screenSegment keeps from segment to segment of a thread.
+struct ScreenScratch
+{
+    std::vector<SequenceScreen::Match> matches;
+    std::vector<SequenceScreen::Run> runs;
+    std::vector<std::pair<uint32_t, int64_t>> shared; ///< ends of patterns whose sequences may share them
+    std::vector<int64_t> counts;                       ///< per pattern, for counted ones
+    std::vector<uint32_t> counting;                    ///< patterns with a count here
+};
+
+/**
+ * The prefilter's screen over one segment: screened patterns' ends in the segment's own range become hits (or
+ * counts), and atoms marked where they end in it or, in a chunk's first segment, in the context before it
+ * (they belong to matches that end inside).
+ */
+void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &batch, const Segment &seg,
+                   const uint8_t *counted, ScreenScratch &scratch, std::vector<RawHit> &hits,
+                   std::vector<RawCount> &counts)
+{
+    const BatchFile &bf = batch.files[seg.batchFile];
+    // A chunk's first segment screens all the context the chunk holds (PatternCatalog::chunkContext(), more
+    // than the segments' overlap where windows reach further).
+    const int64_t begin = seg.ownBegin == bf.ownBegin ? bf.holdBegin : seg.scanBegin;
+    const int64_t markBegin = seg.ownBegin == bf.ownBegin ? begin : seg.ownBegin;
+    scratch.matches.clear();
+    scratch.runs.clear();
+    scratch.shared.clear();
+    pre.screen.scan(bf.at(batch.haystack.get(), begin), seg.scanEnd - begin, markBegin - begin, seg.ownEnd - begin,
+                    scratch.matches, scratch.runs);
+    if (counted && scratch.counts.size() < pre.screened.size())
+        scratch.counts.assign(pre.screened.size(), 0);
+    auto add = [&](uint32_t pattern, int64_t firstEnd, int64_t lastEnd) {
+        if (pre.screened[pattern] == 2) {
+            for (int64_t e = firstEnd; e <= lastEnd; ++e)
+                scratch.shared.emplace_back(pattern, e);
+        } else if (counted && counted[pattern]) {
+            if (scratch.counts[pattern] == 0)
+                scratch.counting.push_back(pattern);
+            scratch.counts[pattern] += lastEnd - firstEnd + 1;
+        } else {
+            for (int64_t e = firstEnd; e <= lastEnd; ++e)
+                hits.push_back({ seg.batchFile, pattern, e });
+        }
+    };
+    auto take = [&](uint32_t tag, int64_t firstEnd, int64_t lastEnd) {
+        firstEnd += begin;
+        lastEnd += begin;
+        if (tag >= pre.atomBase) {
+            marks.mark(seg.batchFile, firstEnd, lastEnd, tag - pre.atomBase);
+            return;
+        }
+        firstEnd = std::max(firstEnd, seg.ownBegin);
+        if (firstEnd <= lastEnd)
+            add(tag, firstEnd, lastEnd);
+    };
+    for (const SequenceScreen::Match &m : scratch.matches)
+        take(m.tag, m.end, m.end);
+    for (const SequenceScreen::Run &r : scratch.runs)
+        take(r.tag, r.firstEnd, r.lastEnd);
+    if (!scratch.shared.empty()) {
+        std::sort(scratch.shared.begin(), scratch.shared.end());
+        scratch.shared.erase(std::unique(scratch.shared.begin(), scratch.shared.end()), scratch.shared.end());
+        const std::vector<std::pair<uint32_t, int64_t>> ends = std::move(scratch.shared);
+        scratch.shared.clear();
+        for (const auto &[pattern, end] : ends) {
+            if (counted && counted[pattern]) {
+                if (scratch.counts[pattern] == 0)
+                    scratch.counting.push_back(pattern);
+                ++scratch.counts[pattern];
+            } else {
+                hits.push_back({ seg.batchFile, pattern, end });
+            }
+        }
+    }
+    for (uint32_t pattern : scratch.counting) {
+        counts.push_back({ seg.batchFile, pattern, scratch.counts[pattern] });
+        scratch.counts[pattern] = 0;
+    }
+    scratch.counting.clear();
+}
 
 /// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
 void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
@@ -448,16 +524,19 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
         const int64_t h0 = bf.dataOffset;
         const int64_t h1 = bf.dataOffset + (bf.holdEnd - bf.holdBegin);
         for (int g = 0; g < int(catalog.groups.size()); ++g) {
-            if (!pre.covers(g))
+            if (!pre.covers(g) || pre.groupRadius[size_t(g)] <= 0)
                 continue;
             const int64_t radius = pre.groupRadius[size_t(g)];
+            // A window starts in the context of the byte before it (\b), so it needs that byte held, and ends a
+            // byte past its reach (a trailing \b is decided there).
+            const int64_t first = bf.holdBegin > 0 ? bf.holdBegin + 1 : 0;
             Window open { g, f, -1, -1 };
             const int64_t last = (h1 - 1) >> AtomMarks::kBlockShift;
             for (int64_t b = marks.nextMarked(g, h0 >> AtomMarks::kBlockShift, last); b >= 0;
                  b = marks.nextMarked(g, b + 1, last)) {
                 // Haystack block -> file offsets, widened and kept inside what the chunk holds.
-                const int64_t lo = std::max(bf.holdBegin, bf.holdBegin + (b * kBlock - h0) - radius);
-                const int64_t hi = std::min(bf.holdEnd, bf.holdBegin + ((b + 1) * kBlock - h0) + radius);
+                const int64_t lo = std::max(first, bf.holdBegin + (b * kBlock - h0) - radius);
+                const int64_t hi = std::min(bf.holdEnd, bf.holdBegin + ((b + 1) * kBlock - h0) + radius + 1);
                 if (open.begin >= 0 && lo <= open.end) {
                     open.end = std::max(open.end, hi);
                     continue;
@@ -495,13 +574,16 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
                     w.ownEnd = std::min(win.end, bf.ownEnd);
                     w.pos = win.begin;
                     w.end = win.end;
-                    // No assertions in prefiltered patterns: any start context gives the same matches.
-                    w.state = dfa.start[Dfa::AfterNonWord];
+                    w.state = startState(dfa, bf, haystack, win.begin);
                     w.data = bf.at(haystack, win.begin);
                     walks.push_back(w);
                 }
-                DfaWalker walker(dfa, perThread[size_t(t)], perThreadCounts[size_t(t)], counted);
-                walker.runQueue<kLanes>(walks.data(), int(walks.size()), [](Walk &) {});
+                DfaWalker walker(dfa, perThread[size_t(t)], perThreadCounts[size_t(t)], counted, pre.screened.data());
+                walker.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
+                    const BatchFile &bf = batch.files[w.batchFile];
+                    if (w.end == bf.fileSize)
+                        walker.reportEof(w, bf.fileSize);
+                });
             }
         }
     };
@@ -579,8 +661,8 @@ Walk walkOver(const FileBatch &batch, uint32_t f, int64_t begin, int64_t end, ui
 {
     Walk w;
     w.batchFile = f;
-    w.ownBegin = w.markBegin = w.pos = begin;
-    w.ownEnd = w.markEnd = w.end = end;
+    w.ownBegin = w.pos = begin;
+    w.ownEnd = w.end = end;
     w.state = state;
     w.data = batch.files[f].at(batch.haystack.get(), begin);
     return w;
@@ -592,22 +674,6 @@ uint32_t chunkStart(const Dfa &dfa, const FileBatch &batch, uint32_t f, const st
 {
     return batch.files[f].firstChunk ? dfa.start[Dfa::AtFileStart]
                                      : carryIn[f * numUnbounded + size_t(unboundedIndex)];
-}
-
-/// Atoms that end in a continuation chunk but start in the bytes held before it (see scanUnbounded).
-void markHeldAtoms(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, uint32_t f)
-{
-    const BatchFile &bf = batch.files[f];
-    if (bf.firstChunk || bf.holdBegin >= bf.ownBegin)
-        return;
-    std::vector<RawHit> dropped;
-    std::vector<RawCount> droppedCounts;
-    // Atoms have no assertions: any start state finds them. Hits here belong to the chunk before.
-    Walk m = walkOver(batch, f, bf.holdBegin, bf.ownBegin, dfa.start[Dfa::AfterNonWord]);
-    m.ownEnd = m.ownBegin;
-    m.hits = &dropped;
-    m.counts = &droppedCounts;
-    scanner.run(m, m.end);
 }
 
 // A piece's look-ahead byte decides matches that end on its last byte (a trailing \b); the chunk's last piece
@@ -706,7 +772,7 @@ void settlePieces(DfaWalker &scanner, const FileBatch &batch, uint32_t f, Piece 
  * walked: a chunk of a large file is then scanned on all threads, not one.
  */
 void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, const Item &item,
-                   const std::vector<uint32_t> &carryIn, size_t numUnbounded, int64_t pieceBytes, bool marksAtoms,
+                   const std::vector<uint32_t> &carryIn, size_t numUnbounded, int64_t pieceBytes,
                    std::vector<Walk> &walks, std::vector<uint32_t> &carryOut, std::vector<SharedChunk> &shared)
 {
     const uint8_t *haystack = batch.haystack.get();
@@ -715,8 +781,6 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
         SharedChunk &chunk = shared[size_t(item.shared)];
         const uint32_t f = chunk.batchFile;
         const BatchFile &bf = batch.files[f];
-        if (marksAtoms && item.firstPiece == 0)
-            markHeldAtoms(scanner, dfa, batch, f);
         for (size_t j = item.firstPiece; j < item.firstPiece + item.pieceCount; ++j) {
             Piece &p = chunk.pieces[j];
             p.specState = j == 0 ? chunkStart(dfa, batch, f, carryIn, numUnbounded, item.unboundedIndex)
@@ -745,10 +809,6 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
         const BatchFile &bf = batch.files[f];
         if (bf.holdEnd <= bf.ownBegin)
             continue;
-        // The walk from the carried state marks atoms that end in this chunk; those in the bytes held before it
-        // were marked in the last batch, whose marks are gone, yet a match ending here may contain one.
-        if (marksAtoms)
-            markHeldAtoms(scanner, dfa, batch, f);
         const Walk w = walkOver(batch, f, bf.ownBegin, bf.ownEnd,
                                 chunkStart(dfa, batch, f, carryIn, numUnbounded, item.unboundedIndex));
         const int64_t n = int64_t(piecesOf(bf, pieceBytes));
@@ -822,7 +882,10 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     // Unbounded groups: runs of consecutive chunks, each chunk walked whole (its state carried on), several
     // in lock step like segments. A large chunk is cut into parts for several items instead (shareChunk), so
     // that a batch holding one large file keeps every thread busy.
+    const AtomPrefilter *pre = m_atomPrefilter ? catalog.prefilter.get() : nullptr;
     for (size_t u = 0; u < numUnbounded; ++u) {
+        if (pre && pre->covers(unboundedGroups[u]))
+            continue; // windows instead (an unbounded YARA regex within YARA's scan limit)
         uint32_t first = 0;
         int count = 0;
         int64_t bytes = 0;
@@ -851,17 +914,14 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     }
     // Big unbounded chunks first so that no thread is left with one at the end.
     std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.bytes > b.bytes; });
-    // Groups the atom prefilter covers get no pass of their own: one pass for all their atoms instead, or none
-    // when a group with a pass of its own finds them too (its host).
-    const AtomPrefilter *pre = m_atomPrefilter ? catalog.prefilter.get() : nullptr;
-    const int host = pre ? pre->hostGroup : -1;
+    // Groups the atom prefilter covers get no pass of their own: one screen over every segment instead.
     std::unique_ptr<AtomMarks> marks;
     if (pre)
         marks = std::make_unique<AtomMarks>(*pre, batch, catalog.groups.size());
     for (int g = pre ? kAtomPass : 0; g < int(catalog.groups.size()); ++g) {
         if (g >= 0 && (catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
             continue;
-        if (g == kAtomPass && host >= 0 && pre->xorAtoms.empty())
+        if (g == kAtomPass && pre->screen.empty() && pre->xorAtoms.empty())
             continue;
         // Runs of segments sized so that both threads get several and each keeps its lanes full.
         int first = 0;
@@ -886,26 +946,33 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     std::vector<double> busyMs(size_t(threads), 0);
     std::atomic<size_t> next { 0 };
 
+    const uint8_t *screened = pre ? pre->screened.data() : nullptr;
     auto worker = [&](int t) {
         const auto w0 = Clock::now();
         std::vector<RawHit> &hits = perThread[size_t(t)];
         std::vector<Walk> walks;
+        ScreenScratch scratch;
         for (size_t i = next++; i < items.size(); i = next++) {
             const Item &item = items[i];
-            const bool atomPass = item.group == kAtomPass;
-            // The atoms' walk: the atom pass, or the host group's pass that finds them too.
-            const bool marking = atomPass || item.group == host;
-            const Dfa &dfa = marking ? pre->dfa : catalog.groups[size_t(item.group)].dfa;
-            DfaWalker scanner(dfa, hits, perThreadCounts[size_t(t)], counted, marking ? marks.get() : nullptr,
-                              pre ? pre->atomBase : 0);
-            if (item.firstSegment < 0) {
-                scanUnbounded(scanner, dfa, batch, item, carryIn, numUnbounded, pieceBytes, marking, walks,
-                              result.carryOut, shared);
+            if (item.group == kAtomPass) {
+                for (int k = 0; k < item.count; ++k) {
+                    const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
+                    const BatchFile &bf = batch.files[seg.batchFile];
+                    screenSegment(*pre, *marks, batch, seg, counted, scratch, hits, perThreadCounts[size_t(t)]);
+                    if (!pre->xorAtoms.empty())
+                        markXorAtoms(*pre, *marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
+                                     bf.dataOffset + (seg.scanBegin - bf.holdBegin));
+                }
                 continue;
             }
-            // With a host, the atom pass only looks for xor atoms.
-            const bool walk = !(atomPass && host >= 0);
-            walks.resize(size_t(walk ? item.count : 0));
+            const Dfa &dfa = catalog.groups[size_t(item.group)].dfa;
+            DfaWalker scanner(dfa, hits, perThreadCounts[size_t(t)], counted, screened);
+            if (item.firstSegment < 0) {
+                scanUnbounded(scanner, dfa, batch, item, carryIn, numUnbounded, pieceBytes, walks, result.carryOut,
+                              shared);
+                continue;
+            }
+            walks.resize(size_t(item.count));
             for (int k = 0; k < int(walks.size()); ++k) {
                 const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
                 const BatchFile &bf = batch.files[seg.batchFile];
@@ -913,9 +980,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                 w = Walk();
                 w.batchFile = seg.batchFile;
                 w.ownBegin = seg.ownBegin;
-                w.ownEnd = w.markEnd = seg.ownEnd;
-                // Atoms in the context before a chunk belong to matches that end inside it.
-                w.markBegin = seg.ownBegin == bf.ownBegin ? seg.scanBegin : seg.ownBegin;
+                w.ownEnd = seg.ownEnd;
                 w.pos = seg.scanBegin;
                 w.end = seg.scanEnd;
                 w.state = startState(dfa, bf, haystack, seg.scanBegin);
@@ -926,26 +991,16 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                 if (w.end == bf.fileSize)
                     scanner.reportEof(w, bf.fileSize);
             });
-            if (atomPass && !pre->xorAtoms.empty()) {
-                for (int k = 0; k < item.count; ++k) {
-                    const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
-                    const BatchFile &bf = batch.files[seg.batchFile];
-                    markXorAtoms(*pre, *marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
-                                 bf.dataOffset + (seg.scanBegin - bf.holdBegin));
-                }
-            }
         }
         busyMs[size_t(t)] = msSince(w0);
     };
 
     runWorkers(threads, worker);
 
-    // Every part of the shared chunks is walked: settled here, before the windows, since they mark atoms too.
+    // Every part of the shared chunks is walked: settled here.
     for (SharedChunk &chunk : shared) {
-        const bool marking = chunk.group == host;
-        const Dfa &dfa = marking ? pre->dfa : catalog.groups[size_t(chunk.group)].dfa;
-        DfaWalker scanner(dfa, perThread[0], perThreadCounts[0], counted, marking ? marks.get() : nullptr,
-                          pre ? pre->atomBase : 0);
+        const Dfa &dfa = catalog.groups[size_t(chunk.group)].dfa;
+        DfaWalker scanner(dfa, perThread[0], perThreadCounts[0], counted, screened);
         settlePieces(scanner, batch, chunk.batchFile, chunk.pieces.data(), chunk.pieces.size(), numUnbounded,
                      chunk.unboundedIndex, result.carryOut);
     }

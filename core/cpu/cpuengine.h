@@ -7,9 +7,10 @@ namespace Hitscope {
 
 /**
  * The reference engine: walks the DFA tables the GPU uses, on all cores. With the catalog's atom prefilter,
- * covered groups are walked only around their atoms, and the group hosting the atoms is walked with its
- * merged DFA. Each thread scans eight work items of one group interleaved, so that eight independent table
- * look-ups are in flight at once (a single DFA walk is bound by the latency of one load per byte).
+ * one vector screen finds the fixed sequences (literals, hex strings) whole and the other patterns' atoms,
+ * and covered groups are walked only in windows around those atoms. Each thread scans eight work items of
+ * one group interleaved, so that eight independent table look-ups are in flight at once (a single DFA walk
+ * is bound by the latency of one load per byte).
  */
 class CpuEngine : public Engine
 {
@@ -19,9 +20,9 @@ public:
     /// at 64 MiB that cost the 2-core machine about 0.2 s of system time on a 1 GiB corpus (docs/benchmarks.md).
     int64_t preferredBatchBytes() const override { return 32 << 20; }
     void setCountedPatterns(const std::vector<bool> &counted) override;
-    /// Whether the catalog's atom prefilter is used (the default). Off, every group gets a pass with its own
-    /// DFA, so that the states carried from chunk to chunk are those of the catalog's DFAs, as another
-    /// engine's are: the GPU engine's fallback takes over the carry of GPU batches.
+    /// Whether the catalog's atom prefilter is used (the default). Off, every group gets a pass of its own,
+    /// so that a state is carried from chunk to chunk for every unbounded group, as by another engine: the
+    /// GPU engine's fallback takes over the carry of GPU batches.
     void setAtomPrefilter(bool on) { m_atomPrefilter = on; }
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;

@@ -152,6 +152,7 @@ struct Batcher::Read
 
 Batcher::Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool *cancelled)
     : m_overlap(overlap)
+    , m_chunkContext(overlap + 1)
     , m_acquire(std::move(acquire))
     , m_emit(std::move(emit))
     , m_plan(std::make_unique<FileBatch>())
@@ -186,10 +187,15 @@ void Batcher::setPieceBytes(int64_t bytes)
     m_pieceBytes = std::max<int64_t>(1, bytes);
 }
 
+void Batcher::setChunkContext(int bytes)
+{
+    m_chunkContext = std::max(m_overlap + 1, bytes);
+}
+
 void Batcher::setSizes(int64_t batchBytes, int64_t segmentBytes)
 {
-    // A chunk must be able to hold its overlap, context and lookahead bytes and still own something.
-    m_minBatchBytes = 2 * (int64_t(m_overlap) + 2) + 4096;
+    // A chunk must be able to hold its context and lookahead bytes and still own something.
+    m_minBatchBytes = 2 * (int64_t(m_chunkContext) + 1) + 4096;
     m_batchBytes = std::max<int64_t>(batchBytes, m_minBatchBytes);
     m_segmentBytes = std::max<int64_t>(segmentBytes, 64);
 }
@@ -359,7 +365,7 @@ void Batcher::addFile(const FileEntry &entry)
         if (m_cancelled && *m_cancelled)
             break;
         ensurePlan(m_bytesAfter >= 0 ? m_bytesAfter + (size - pos) : -1);
-        const int64_t context = pos > 0 ? std::min<int64_t>(pos, m_overlap + 1) : 0;
+        const int64_t context = pos > 0 ? std::min<int64_t>(pos, m_chunkContext) : 0;
         int64_t room = m_plan->capacity - m_plan->used - context - 1;
         // Start a fresh batch rather than owning a sliver of a large file here.
         if (room < std::min<int64_t>(size - pos, 64 << 10) && !m_plan->files.empty()) {

@@ -32,6 +32,10 @@ public:
 
     /// Applies to the batches packed from now on.
     void setSizes(int64_t batchBytes, int64_t segmentBytes);
+    /// A chunk of a file after its first holds at least this many bytes before those it owns (when the file has
+    /// them; default and at least: the overlap and one byte more). For windows that reach further back than
+    /// the segments overlap (PatternCatalog::chunkContext()). Call before setSizes().
+    void setChunkContext(int bytes);
 
     /// Where batch buffers come from (default: allocateHaystack()); called on the batcher's thread.
     void setAllocator(std::function<Haystack(int64_t)> allocate);
@@ -81,6 +85,7 @@ private:
     void dropContinuation(int fileIndex);
 
     int m_overlap;
+    int m_chunkContext; ///< bytes a chunk after a file's first holds before those it owns
     Acquire m_acquire;
     Emit m_emit;
     int64_t m_batchBytes = 64 << 20;

@@ -571,6 +571,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             [&](std::unique_ptr<FileBatch> b) { read.push(std::move(b)); },
             &m_cancel);
         batcher.setAllocator([this](int64_t bytes) { return m_engine.newHaystack(bytes); });
+        batcher.setChunkContext(m_catalog.chunkContext());
         auto applySizes = [&] {
             if (m_paramsVersion.load() == seenVersion)
                 return;

@@ -11,6 +11,7 @@
 #include "automata/atomextractor.h"
 #include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
+#include "automata/prioritymatcher.h"
 #include "automata/regexparser.h"
 #include "rules/ruleloader.h"
 #include "testutil.h"
@@ -100,7 +101,8 @@ private Q_SLOTS:
 rule lits { strings: $a = "GLIBC_2.2.5" $b = "kernel32.dll" nocase wide condition: any of them }
 rule hex { strings: $h = { 55 48 89 E5 [0-8] 48 83 EC ?? } condition: $h }
 rule unbounded { strings: $u = /GCC: [^)]+\)/ condition: $u }
-rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
+rule weak { strings: $w = /[a-z]{1,20}[0-9]/ condition: $w }
+rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condition: any of them }
 )"));
         const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
         QVERIFY(rules.rejections.empty());
@@ -111,9 +113,17 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
             bool strong = true;
             for (int p : catalog.groups[g].patterns) {
                 const QString &rule = rules.rules[size_t(rules.patterns[size_t(p)].ruleIndex)].name;
-                strong = strong && (rule == QLatin1String("lits") || rule == QLatin1String("hex"));
+                strong = strong && rule != QLatin1String("weak");
             }
             QCOMPARE(catalog.prefilter->covers(int(g)), strong);
+        }
+        // Fixed sequences, however weak their bytes, are screened whole (the hex string's jump as nine
+        // lengths); the unbounded YARA regex is scanned in windows (YARA's scan limit bounds its matches); the
+        // bounded regex with a weak atom keeps its group's pass.
+        for (size_t p = 0; p < rules.patterns.size(); ++p) {
+            const QString &rule = rules.rules[size_t(rules.patterns[p].ruleIndex)].name;
+            const bool sequence = rule != QLatin1String("unbounded") && rule != QLatin1String("weak");
+            QCOMPARE(catalog.prefilter->isScreened(int(p)), sequence);
         }
     }
 
@@ -135,20 +145,20 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
         }
     }
 
-    void atomsRideAlongInAGroupsOwnPass_data()
+    void screenBesideGroupPasses_data()
     {
         QTest::addColumn<QByteArray>("weak");
         QTest::addColumn<bool>("unbounded");
-        // An unbounded host carries its state from chunk to chunk; a bounded one is walked in segments.
-        QTest::newRow("unbounded host") << QByteArray("/[a-z]{2}[0-9]+x/") << true;
-        QTest::newRow("bounded host") << QByteArray("/[a-z]{2}[0-9]{1,3}x/") << false;
+        // An unbounded group carries its state from chunk to chunk; a bounded one is walked in segments.
+        QTest::newRow("unbounded pass") << QByteArray("/[a-z]{2}[0-9]+x/") << true;
+        QTest::newRow("bounded pass") << QByteArray("/[a-z]{2}[0-9]{1,30}x/") << false;
     }
 
-    void atomsRideAlongInAGroupsOwnPass()
+    void screenBesideGroupPasses()
     {
-        // A group that keeps a pass of its own (weak atoms) also finds the other groups' atoms: no atom pass.
-        // Its hits, and the windows around the atoms it marks, must be those of full passes, also where a
-        // covered string crosses the edge of a segment or of a chunk (a large file in 1 MiB batches).
+        // Screened strings and the windows around atoms, beside a group that keeps a pass of its own (weak
+        // atoms): the hits must be those of full passes, also where a screened string crosses the edge of a
+        // segment or of a chunk (a large file in 1 MiB batches).
         QFETCH(QByteArray, weak);
         QFETCH(bool, unbounded);
         QTemporaryDir tmp;
@@ -157,22 +167,30 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
                                     "rule lits { strings: $a = \"GLIBC_2.2.5\" $b = \"kernel32.dll\" nocase wide "
                                     "condition: any of them }\n"
                                     "rule hex { strings: $h = { 55 48 89 E5 [0-8] 48 83 EC ?? } condition: $h }\n"
+                                    "rule win { strings: $r = /VirtualAlloc(Ex)?[a-z]{0,30}!/ condition: $r }\n"
                                     "rule weak { strings: $w = " + weak + " condition: $w }\n"));
         const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
         QVERIFY(rules.rejections.empty());
         PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
         QVERIFY(catalog.prefilter);
-        const int host = catalog.prefilter->hostGroup;
-        QVERIFY2(host >= 0, "no group hosts the atoms: the test tests nothing");
-        QCOMPARE(catalog.groups[size_t(host)].unbounded(), unbounded);
-        QVERIFY(!catalog.prefilter->covers(host));
+        int passes = 0, windows = 0;
+        for (size_t g = 0; g < catalog.groups.size(); ++g) {
+            if (!catalog.prefilter->covers(int(g))) {
+                ++passes;
+                QCOMPARE(catalog.groups[g].unbounded(), unbounded);
+            } else if (catalog.prefilter->groupRadius[g] > 0) {
+                ++windows;
+            }
+        }
+        QCOMPARE(passes, 1);
+        QVERIFY2(windows >= 1, "no group is scanned in windows: the test tests nothing");
 
         QRandomGenerator rng(7);
         const QString dir = tmp.filePath(QStringLiteral("corpus"));
         QVERIFY(QDir().mkpath(dir));
         const QByteArray wide = QByteArray("K\0e\0r\0N\0e\0l\0003\0002\0.\0d\0l\0l\0", 24);
         const QByteArray copies[] = { "GLIBC_2.2.5", wide, QByteArray("\x55\x48\x89\xE5\x90\x90\x48\x83\xEC\x10", 10),
-                                      "ab123x" };
+                                      "ab123x", "VirtualAllocExabc!" };
         for (int f = 0; f < 5; ++f) {
             QByteArray data(f == 4 ? 3 << 20 : 30000 + f * 999, '\0');
             for (char &c : data)
@@ -186,7 +204,7 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
                     for (int k = 0; k < 4; ++k)
                         places.push_back(edge - 1 - qsizetype(edge / (64 << 10) + k * 5) % 23);
             for (size_t k = 0; k < places.size(); ++k) {
-                const QByteArray &copy = copies[k % 4];
+                const QByteArray &copy = copies[k % 5];
                 data.replace(std::min(places[k], data.size() - copy.size()), copy.size(), copy);
             }
             QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
@@ -219,6 +237,88 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
         QVERIFY(with == without);
     }
 
+    void windowsWithBoundariesAndYaraScanLimit()
+    {
+        // Regexes with \b, and unbounded ones that YARA cuts at its scan limit (4,096 bytes), in windows around
+        // atoms widened by the edges of their sub-patterns (the digits around an IP address's dots): the
+        // matches must be those of full passes, at a file's start and end, next to word bytes, longer than
+        // the limit, and across the edges of segments and of chunks (a large file in 1 MiB batches, whose
+        // chunks then hold 4 KiB before the bytes they own).
+        QTemporaryDir tmp;
+        const QString rulesPath = tmp.filePath(QStringLiteral("r.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath, R"(
+rule ip { strings: $ip = /\b(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}\b/ condition: $ip }
+rule url { strings: $u = /https?:\/\/[a-z.]+\.(org|com)\// condition: $u }
+rule banner { strings: $v = /[Vv]ersion [0-9]+\.[0-9]+/ condition: $v }
+rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
+)"));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
+        QVERIFY(catalog.prefilter);
+        for (size_t g = 0; g < catalog.groups.size(); ++g)
+            QVERIFY2(catalog.prefilter->covers(int(g)), qPrintable(QStringLiteral("group %1 keeps a pass").arg(g)));
+        QCOMPARE(catalog.prefilter->maxRadius, PriorityMatcher::kScanLimit);
+        QVERIFY(catalog.chunkContext() > PriorityMatcher::kScanLimit);
+
+        QRandomGenerator rng(5);
+        const QString dir = tmp.filePath(QStringLiteral("corpus"));
+        QVERIFY(QDir().mkpath(dir));
+        auto host = [&](int n) {
+            QByteArray h;
+            for (int i = 0; i < n; ++i)
+                h += i % 7 == 6 ? '.' : char('a' + rng.bounded(26));
+            return h;
+        };
+        for (int f = 0; f < 4; ++f) {
+            QByteArray data;
+            if (f != 3)
+                data += "10.0.0.1 "; // at the start of the file
+            while (data.size() < (f == 0 ? 3 << 20 : 60000 + f * 4321)) {
+                switch (rng.bounded(8)) {
+                case 0:
+                    data += QByteArray::number(rng.bounded(300)) + '.' + QByteArray::number(rng.bounded(300)) + '.'
+                        + QByteArray::number(rng.bounded(300)) + '.' + QByteArray::number(rng.bounded(300));
+                    data += rng.bounded(3) == 0 ? "x" : " "; // a word byte after it: no match there
+                    break;
+                case 1:
+                    data += "http://" + host(int(rng.bounded(2) ? rng.bounded(40) : rng.bounded(5000))) + ".org/";
+                    break;
+                case 2:
+                    data += "Version " + QByteArray(int(rng.bounded(2) ? 1 + rng.bounded(5) : rng.bounded(6000)), '7')
+                        + ".1";
+                    break;
+                case 3:
+                    data += "GLIBC_2.2.5";
+                    break;
+                default:
+                    for (int i = 0, n = int(rng.bounded(2000)); i < n; ++i)
+                        data += char(rng.bounded(4) == 0 ? rng.bounded(256) : 'a' + rng.bounded(26));
+                }
+            }
+            if (f != 2)
+                data += " 192.168.1.254"; // at the end of the file
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
+        }
+        LaunchParams params;
+        params.batchBytes = 1 << 20;
+        params.segmentBytes = 64 << 10;
+        params.threads = 2;
+        const Hits with = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        catalog.prefilter.reset();
+        const Hits without = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        std::set<int> patterns;
+        int64_t longest = 0;
+        for (const auto &[path, pattern, offset, length] : without) {
+            patterns.insert(pattern);
+            longest = std::max(longest, length);
+        }
+        QCOMPARE(patterns.size(), rules.patterns.size()); // every string is found somewhere
+        QVERIFY2(longest > 3000, "no match near the scan limit: the test tests nothing");
+        QCOMPARE(with.size(), without.size());
+        QVERIFY(with == without);
+    }
+
     void xorStringsFoundByTheirDeltas()
     {
         // An xor string is found by the XOR of neighbouring bytes (the same under every key) instead of one atom
@@ -235,8 +335,8 @@ rule weak { strings: $w = /[a-z]{3}[0-9]/ condition: $w }
         PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
         QVERIFY(catalog.prefilter);
         QCOMPARE(catalog.prefilter->xorAtoms.size(), size_t(2));
-        // Without the 255 + 17 keyed atoms the atom DFA needs few byte classes.
-        QVERIFY2(catalog.prefilter->dfa.numClasses < 64, qPrintable(QString::number(catalog.prefilter->dfa.numClasses)));
+        // Not 255 + 17 keyed sequences in the screen: the xor strings are screened by their deltas.
+        QVERIFY2(catalog.prefilter->screen.size() < 8, qPrintable(QString::number(catalog.prefilter->screen.size())));
 
         auto xored = [](QByteArray text, int key, bool wide) {
             QByteArray out;

@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "sequencescreen.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <memory>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HITSCOPE_SCREEN_X86 1
+#endif
+
+namespace Hitscope {
+
+namespace {
+
+using Candidate = SequenceScreen::Candidate;
+constexpr int kAnchor = SequenceScreen::kAnchorLength;
+constexpr int kBuckets = SequenceScreen::kBuckets;
+/// Two anchors per bucket on average: a bucket's tables stay sparse enough that few bytes pass all four.
+constexpr int kAnchorsPerPass = 2 * kBuckets;
+/// Candidates gathered before they are verified: the candidate loop makes no calls (its vectors stay in
+/// registers), and this bounds the memory it writes.
+constexpr size_t kRoom = 2048;
+/// Bytes per nibble table: its 16 entries four times, one copy per 128-bit lane of a 512-bit register (vector
+/// shuffles look up within a lane).
+constexpr int kTable = 64;
+
+/// Roughly how often a byte occurs in what analysts scan (executables, libraries, text): what anchors and
+/// buckets are chosen by. Only the order of magnitude matters.
+double byteShare(int b)
+{
+    if (b == 0x00)
+        return 0.2;
+    if (b == 0xff || b == 0x20)
+        return 0.03;
+    if ((b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z'))
+        return 0.006;
+    if (b >= 0x21 && b < 0x7f)
+        return 0.004;
+    return 0.0015;
+}
+
+/// What a byte that repeats the one before it counts for in an anchor.
+constexpr double kRepeatShare = 0.5;
+
+double setShare(const ByteSet &set)
+{
+    double s = 0;
+    for (int b = 0; b < 256; ++b)
+        if (set.test(size_t(b)))
+            s += byteShare(b);
+    return s;
+}
+
+/// A bucket's nibbles per anchor position, a bit each (16 low, 16 high).
+struct BucketNibbles
+{
+    std::array<uint16_t, kAnchor> lo {};
+    std::array<uint16_t, kAnchor> hi {};
+
+    /// The share of input positions that pass all four tables: a candidate rate.
+    double passRate() const
+    {
+        double rate = 1;
+        for (int j = 0; j < kAnchor; ++j) {
+            double s = 0;
+            for (int b = 0; b < 256; ++b)
+                if ((lo[size_t(j)] >> (b & 15) & 1) && (hi[size_t(j)] >> (b >> 4) & 1))
+                    s += byteShare(b);
+            rate *= std::min(1.0, s);
+        }
+        return rate;
+    }
+};
+
+/// An anchor's nibbles: `bits` per sequence position (SequenceScreen's entries), the anchor from `anchor`.
+BucketNibbles nibblesOf(const std::vector<std::array<uint64_t, 4>> &bits, int anchor)
+{
+    BucketNibbles n;
+    for (int j = 0; j < kAnchor; ++j) {
+        if (anchor + j >= int(bits.size())) {
+            n.lo[size_t(j)] = n.hi[size_t(j)] = 0xffff; // past a short sequence: any byte
+            continue;
+        }
+        for (int b = 0; b < 256; ++b)
+            if (bits[size_t(anchor + j)][size_t(b >> 6)] >> (b & 63) & 1) {
+                n.lo[size_t(j)] |= uint16_t(1u << (b & 15));
+                n.hi[size_t(j)] |= uint16_t(1u << (b >> 4));
+            }
+    }
+    return n;
+}
+
+BucketNibbles merged(BucketNibbles a, const BucketNibbles &b)
+{
+    for (int j = 0; j < kAnchor; ++j) {
+        a.lo[size_t(j)] |= b.lo[size_t(j)];
+        a.hi[size_t(j)] |= b.hi[size_t(j)];
+    }
+    return a;
+}
+
+/// The candidate loop without vectors, also for what the vector loops leave at the end: positions [i, end),
+/// reading bytes past n as matching anything (a short sequence's anchor is shorter than four).
+int64_t candidatesScalar(const uint8_t *data, int64_t n, int64_t i, int64_t end, const uint8_t *lo,
+                         const uint8_t *hi, int passes, Candidate *out, size_t &count)
+{
+    for (; i < end && count + size_t(passes) <= kRoom; ++i) {
+        for (int p = 0; p < passes; ++p) {
+            uint8_t m = 0xff;
+            for (int j = 0; j < kAnchor && m; ++j) {
+                if (i + j >= n)
+                    continue;
+                const uint8_t b = data[i + j];
+                m &= lo[(p * kAnchor + j) * kTable + (b & 15)] & hi[(p * kAnchor + j) * kTable + (b >> 4)];
+            }
+            if (m)
+                out[count++] = { i, uint16_t(p), m };
+        }
+    }
+    return i;
+}
+
+#ifdef HITSCOPE_SCREEN_X86
+// Positions [i, end) 32 at a time; loads reach data[end + 34], which the caller guarantees are there.
+__attribute__((target("avx2"))) int64_t candidatesAvx2(const uint8_t *data, int64_t i, int64_t end,
+                                                       const uint8_t *lo, const uint8_t *hi, int passes,
+                                                       Candidate *out, size_t &count)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    const __m256i zero = _mm256_setzero_si256();
+    for (; i < end && count + size_t(32 * passes) <= kRoom; i += 32) {
+        __m256i l[kAnchor], h[kAnchor];
+        for (int j = 0; j < kAnchor; ++j) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i + j));
+            l[j] = _mm256_and_si256(v, low);
+            h[j] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+        }
+        for (int p = 0; p < passes; ++p) {
+            __m256i m = _mm256_set1_epi8(char(0xff));
+            for (int j = 0; j < kAnchor; ++j) {
+                const __m256i tl = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(lo + (p * kAnchor + j) * kTable));
+                const __m256i th = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(hi + (p * kAnchor + j) * kTable));
+                m = _mm256_and_si256(m, _mm256_and_si256(_mm256_shuffle_epi8(tl, l[j]), _mm256_shuffle_epi8(th, h[j])));
+            }
+            const uint32_t hit = ~uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+            if (hit) [[unlikely]] {
+                alignas(32) uint8_t bytes[32];
+                _mm256_store_si256(reinterpret_cast<__m256i *>(bytes), m);
+                for (uint32_t bits = hit; bits; bits &= bits - 1) {
+                    const int k = std::countr_zero(bits);
+                    out[count++] = { i + k, uint16_t(p), bytes[k] };
+                }
+            }
+        }
+    }
+    return i;
+}
+
+// As candidatesAvx2, 64 at a time; loads reach data[end + 66].
+__attribute__((target("avx512f,avx512bw"))) int64_t candidatesAvx512(const uint8_t *data, int64_t i, int64_t end,
+                                                                     const uint8_t *lo, const uint8_t *hi,
+                                                                     int passes, Candidate *out, size_t &count)
+{
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    for (; i < end && count + size_t(64 * passes) <= kRoom; i += 64) {
+        __m512i l[kAnchor], h[kAnchor];
+        for (int j = 0; j < kAnchor; ++j) {
+            const __m512i v = _mm512_loadu_si512(data + i + j);
+            l[j] = _mm512_and_si512(v, low);
+            h[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+        }
+        for (int p = 0; p < passes; ++p) {
+            __m512i m = _mm512_set1_epi8(char(0xff));
+            for (int j = 0; j < kAnchor; ++j) {
+                const __m512i tl = _mm512_loadu_si512(lo + (p * kAnchor + j) * kTable);
+                const __m512i th = _mm512_loadu_si512(hi + (p * kAnchor + j) * kTable);
+                m = _mm512_and_si512(m, _mm512_and_si512(_mm512_shuffle_epi8(tl, l[j]), _mm512_shuffle_epi8(th, h[j])));
+            }
+            const uint64_t hit = _mm512_test_epi8_mask(m, m);
+            if (hit) [[unlikely]] {
+                alignas(64) uint8_t bytes[64];
+                _mm512_store_si512(bytes, m);
+                for (uint64_t bits = hit; bits; bits &= bits - 1) {
+                    const int k = std::countr_zero(bits);
+                    out[count++] = { i + k, uint16_t(p), bytes[k] };
+                }
+            }
+        }
+    }
+    return i;
+}
+
+/// The first offset from `at` (a multiple of 8) on where an 8-byte word at a multiple of 8 is `all`, four
+/// words at a time; or where fewer than 32 bytes are left.
+__attribute__((target("avx2"))) int64_t nextWordAvx2(const uint8_t *data, int64_t at, int64_t n, uint64_t all)
+{
+    const __m256i pattern = _mm256_set1_epi64x(int64_t(all));
+    for (; at + 32 <= n; at += 32) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + at));
+        const int m = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(v, pattern)));
+        if (m)
+            return at + 8 * std::countr_zero(unsigned(m));
+    }
+    return at;
+}
+#endif
+
+/// The sequences of the subtree at `node` into `out`; false when it has none within the limits.
+bool expandNode(const Regex &regex, int node, size_t maxSequences, std::vector<SequenceScreen::Sequence> &out, int depth)
+{
+    using Type = Regex::Node::Type;
+    using Sequence = SequenceScreen::Sequence;
+    if (depth > 64)
+        return false;
+    const Regex::Node &n = regex.nodes[size_t(node)];
+    out.clear();
+    // Concatenates `tail` to each of `out`.
+    auto product = [&](const std::vector<Sequence> &tail) {
+        if (out.size() * tail.size() > maxSequences)
+            return false;
+        std::vector<Sequence> next;
+        for (const Sequence &a : out)
+            for (const Sequence &b : tail) {
+                if (a.size() + b.size() > size_t(SequenceScreen::kMaxLength))
+                    return false;
+                Sequence s = a;
+                s.insert(s.end(), b.begin(), b.end());
+                next.push_back(std::move(s));
+            }
+        out = std::move(next);
+        return true;
+    };
+    std::vector<Sequence> sub;
+    switch (n.type) {
+    case Type::Empty:
+        out.emplace_back();
+        return true;
+    case Type::Bytes:
+        out.push_back({ n.bytes });
+        return !n.bytes.none();
+    case Type::Assert:
+        return false;
+    case Type::Concat:
+        out.emplace_back();
+        for (int c : n.children)
+            if (!expandNode(regex, c, maxSequences, sub, depth + 1) || !product(sub))
+                return false;
+        return true;
+    case Type::Alternate:
+        for (int c : n.children) {
+            if (!expandNode(regex, c, maxSequences, sub, depth + 1) || out.size() + sub.size() > maxSequences)
+                return false;
+            out.insert(out.end(), sub.begin(), sub.end());
+        }
+        return true;
+    case Type::Repeat: {
+        if (n.max < 0 || n.max > SequenceScreen::kMaxLength || !expandNode(regex, n.children.front(), maxSequences, sub, depth + 1))
+            return false;
+        std::vector<Sequence> all;
+        out.assign(1, Sequence());
+        for (int k = 0; k <= n.max; ++k) {
+            if (k >= n.min) {
+                if (all.size() + out.size() > maxSequences)
+                    return false;
+                all.insert(all.end(), out.begin(), out.end());
+            }
+            if (k < n.max && !product(sub))
+                return false;
+        }
+        out = std::move(all);
+        return true;
+    }
+    }
+    return false;
+}
+
+} // namespace
+
+std::vector<SequenceScreen::Sequence> SequenceScreen::expand(const Regex &regex, size_t maxSequences)
+{
+    std::vector<Sequence> out;
+    if (!regex.isValid() || !expandNode(regex, regex.root, maxSequences, out, 0))
+        return {};
+    auto less = [](const Sequence &a, const Sequence &b) {
+        if (a.size() != b.size())
+            return a.size() < b.size();
+        for (size_t i = 0; i < a.size(); ++i)
+            if (a[i] != b[i])
+                return a[i].to_string() < b[i].to_string();
+        return false;
+    };
+    std::sort(out.begin(), out.end(), less);
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    // Sequences that differ in one position only are one sequence with the union there, exactly: (84|85) in
+    // a hex string is one position of two bytes, not two sequences to verify.
+    for (bool merged = true; merged;) {
+        merged = false;
+        for (size_t a = 0; a < out.size() && !merged; ++a)
+            for (size_t b = a + 1; b < out.size() && !merged; ++b) {
+                if (out[a].size() != out[b].size())
+                    continue;
+                size_t differ = 0, at = 0;
+                for (size_t k = 0; k < out[a].size() && differ < 2; ++k)
+                    if (out[a][k] != out[b][k]) {
+                        ++differ;
+                        at = k;
+                    }
+                if (differ == 1) {
+                    out[a][at] |= out[b][at];
+                    out.erase(out.begin() + ptrdiff_t(b));
+                    merged = true;
+                }
+            }
+    }
+    if (out.empty() || out.front().empty())
+        return {};
+    return out;
+}
+
+SequenceScreen::Isa SequenceScreen::best()
+{
+    if (supported(Isa::Avx512))
+        return Isa::Avx512;
+    if (supported(Isa::Avx2))
+        return Isa::Avx2;
+    return Isa::Scalar;
+}
+
+bool SequenceScreen::supported(Isa isa)
+{
+#ifdef HITSCOPE_SCREEN_X86
+    switch (isa) {
+    case Isa::Scalar:
+        return true;
+    case Isa::Avx2:
+        return __builtin_cpu_supports("avx2");
+    case Isa::Avx512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    }
+    return false;
+#else
+    return isa == Isa::Scalar;
+#endif
+}
+
+void SequenceScreen::add(const Sequence &sequence, uint32_t tag)
+{
+    Entry e;
+    e.tag = tag;
+    e.length = int(sequence.size());
+    for (const ByteSet &set : sequence) {
+        std::array<uint64_t, 4> w {};
+        for (int b = 0; b < 256; ++b)
+            if (set.test(size_t(b)))
+                w[size_t(b >> 6)] |= uint64_t(1) << (b & 63);
+        e.bits.push_back(w);
+    }
+    // A repeated byte as a run only from four bytes on: shorter, its runs are no rarer than the byte.
+    if (e.length >= 4 && sequence.front().count() == 1) {
+        const bool same = std::all_of(sequence.begin(), sequence.end(), [&](const ByteSet &s) { return s == sequence.front(); });
+        if (same)
+            for (int b = 0; b < 256; ++b)
+                if (sequence.front().test(size_t(b)))
+                    e.runByte = b;
+    }
+    // The anchor: the four neighbouring positions whose bytes are rarest together. A byte that repeats the one
+    // before it adds little: runs (dashes, zeros) fill text and binaries alike.
+    double best = 2;
+    for (int a = 0; a + std::min(kAnchor, e.length) <= e.length; ++a) {
+        double share = 1;
+        for (int j = 0; j < kAnchor && a + j < e.length; ++j) {
+            const ByteSet &set = sequence[size_t(a + j)];
+            share *= j > 0 && set.count() == 1 && set == sequence[size_t(a + j - 1)] ? kRepeatShare : setShare(set);
+        }
+        if (share < best) {
+            best = share;
+            e.anchor = a;
+        }
+    }
+    for (int j = 0; j < kAnchor && e.anchor + j < e.length; ++j) {
+        const ByteSet &set = sequence[size_t(e.anchor + j)];
+        if (set.count() != 1)
+            continue;
+        for (int b = 0; b < 256; ++b)
+            if (set.test(size_t(b))) {
+                e.anchorMask |= uint32_t(0xff) << (8 * j);
+                e.anchorValue |= uint32_t(b) << (8 * j);
+            }
+    }
+    m_sequences.push_back(std::move(e));
+}
+
+void SequenceScreen::build()
+{
+    m_runs.clear();
+    std::vector<int> anchored;
+    for (int i = 0; i < int(m_sequences.size()); ++i)
+        (m_sequences[size_t(i)].runByte >= 0 ? m_runs : anchored).push_back(i);
+    std::vector<BucketNibbles> nibbles;
+    std::vector<double> rate;
+    // Weakest anchors first, each into the bucket it makes least worse: strong anchors then share buckets with
+    // each other, not with a weak one that would let most bytes through.
+    // Sequences with the same anchor (a hex string's jump made into several lengths, say) take one place.
+    auto anchorOf = [&](int i) {
+        const Entry &e = m_sequences[size_t(i)];
+        std::pair<int, std::array<std::array<uint64_t, 4>, kAnchor>> key { std::min(kAnchor, e.length - e.anchor), {} };
+        for (int j = 0; j < key.first; ++j)
+            key.second[size_t(j)] = e.bits[size_t(e.anchor + j)];
+        return key;
+    };
+    std::stable_sort(anchored.begin(), anchored.end(), [&](int a, int b) { return anchorOf(a) < anchorOf(b); });
+    std::vector<std::vector<int>> units;
+    for (size_t k = 0; k < anchored.size(); ++k) {
+        if (k == 0 || anchorOf(anchored[k]) != anchorOf(anchored[k - 1]))
+            units.emplace_back();
+        units.back().push_back(anchored[k]);
+    }
+    m_passes = int((units.size() + kAnchorsPerPass - 1) / kAnchorsPerPass);
+    m_buckets.assign(size_t(m_passes * kBuckets), {});
+    nibbles.assign(m_buckets.size(), {});
+    rate.assign(m_buckets.size(), 0);
+    std::vector<std::pair<double, size_t>> order;
+    for (size_t u = 0; u < units.size(); ++u) {
+        const Entry &e = m_sequences[size_t(units[u].front())];
+        order.emplace_back(nibblesOf(e.bits, e.anchor).passRate(), u);
+    }
+    std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (const auto &[own, u] : order) {
+        const Entry &e = m_sequences[size_t(units[u].front())];
+        const BucketNibbles n = nibblesOf(e.bits, e.anchor);
+        size_t best = 0;
+        double bestCost = 2;
+        for (size_t b = 0; b < m_buckets.size(); ++b) {
+            const double cost = m_buckets[b].empty() ? own : merged(nibbles[b], n).passRate() - rate[b];
+            if (cost < bestCost) {
+                bestCost = cost;
+                best = b;
+            }
+        }
+        nibbles[best] = m_buckets[best].empty() ? n : merged(nibbles[best], n);
+        rate[best] = nibbles[best].passRate();
+        m_buckets[best].insert(m_buckets[best].end(), units[u].begin(), units[u].end());
+    }
+    m_lo.assign(size_t(m_passes * kAnchor * kTable), 0);
+    m_hi.assign(m_lo.size(), 0);
+    for (size_t b = 0; b < m_buckets.size(); ++b) {
+        if (m_buckets[b].empty())
+            continue;
+        const size_t pass = b / kBuckets;
+        const uint8_t bit = uint8_t(1u << (b % kBuckets));
+        for (int j = 0; j < kAnchor; ++j)
+            for (int v = 0; v < kTable; ++v) {
+                if (nibbles[b].lo[size_t(j)] >> (v % 16) & 1)
+                    m_lo[(pass * kAnchor + size_t(j)) * kTable + size_t(v)] |= bit;
+                if (nibbles[b].hi[size_t(j)] >> (v % 16) & 1)
+                    m_hi[(pass * kAnchor + size_t(j)) * kTable + size_t(v)] |= bit;
+            }
+    }
+    m_isa = best();
+}
+
+bool SequenceScreen::verify(const Entry &e, const uint8_t *p) const
+{
+    for (int k = 0; k < e.length; ++k)
+        if (!(e.bits[size_t(k)][p[k] >> 6] >> (p[k] & 63) & 1))
+            return false;
+    return true;
+}
+
+void SequenceScreen::verifyCandidates(const Candidate *c, size_t count, const uint8_t *data, int64_t n,
+                                      int64_t from, int64_t to, std::vector<Match> &out) const
+{
+    for (size_t k = 0; k < count; ++k) {
+        for (unsigned bits = c[k].buckets; bits; bits &= bits - 1) {
+            const std::vector<int> &bucket = m_buckets[size_t(c[k].pass) * kBuckets + size_t(std::countr_zero(bits))];
+            for (int i : bucket) {
+                const Entry &e = m_sequences[size_t(i)];
+                const int64_t start = int64_t(c[k].pos) - e.anchor;
+                const int64_t end = start + e.length - 1;
+                if (start < 0 || end >= n || end < from || end >= to)
+                    continue;
+                // The anchor's exact bytes first: most candidates fail there, in two instructions.
+                if (c[k].pos + 4 <= n) {
+                    uint32_t word;
+                    std::memcpy(&word, data + c[k].pos, 4);
+                    if ((word & e.anchorMask) != e.anchorValue)
+                        continue;
+                }
+                if (verify(e, data + start))
+                    out.push_back({ e.tag, end });
+            }
+        }
+    }
+}
+
+void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Run> &runs) const
+{
+    for (int i : m_runs) {
+        const Entry &e = m_sequences[size_t(i)];
+        const uint8_t c = uint8_t(e.runByte);
+        // A run of at least `length` bytes holds a whole word of `word` bytes at an offset divisible by `word`
+        // when word <= (length + 1) / 2: only those words are looked at until one is all `c`.
+        const int word = e.length >= 15 ? 8 : e.length >= 7 ? 4 : 2;
+        const uint64_t all = 0x0101010101010101ull * c;
+        const uint64_t mask = word == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * word)) - 1;
+        int64_t at = 0;
+        while (at + word <= n) {
+#ifdef HITSCOPE_SCREEN_X86
+            if (word == 8 && m_isa != Isa::Scalar)
+                at = nextWordAvx2(data, at, n, all);
+#endif
+            uint64_t w = 0;
+            if (at + 8 <= n)
+                std::memcpy(&w, data + at, 8);
+            else
+                for (int k = 0; k < word; ++k)
+                    w |= uint64_t(data[at + k]) << (8 * k);
+            if (((w ^ all) & mask) != 0) {
+                at += word;
+                continue;
+            }
+            int64_t begin = at, end = at + word;
+            while (begin > 0 && data[begin - 1] == c)
+                --begin;
+            for (uint64_t x; end + 8 <= n; end += 8) {
+                std::memcpy(&x, data + end, 8);
+                if (x != all)
+                    break;
+            }
+            while (end < n && data[end] == c)
+                ++end;
+            const int64_t first = std::max(begin + e.length - 1, from);
+            const int64_t last = std::min(end - 1, to - 1);
+            if (first <= last)
+                runs.push_back({ e.tag, first, last });
+            at = (end / word + 1) * word;
+        }
+    }
+}
+
+void SequenceScreen::scan(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Match> &out,
+                          std::vector<Run> &runs, Isa isa) const
+{
+    if (!m_runs.empty())
+        findRuns(data, n, from, to, runs);
+    if (m_passes == 0 || n <= 0)
+        return;
+    // On the stack: scan() runs once per segment, and a buffer from the heap of this size is fresh pages from
+    // the kernel every time.
+    Candidate candidates[kRoom];
+    // A match that ends at `from` or later starts at most kMaxLength - 1 bytes before it, and its anchor lies
+    // inside it, before its end.
+    int64_t i = std::max<int64_t>(0, from - (kMaxLength - 1));
+    const int64_t last = std::min(n, to);
+    while (i < last) {
+        size_t count = 0;
+        // The vector loops stop short of the end (their loads read 3 bytes ahead) or when the room is used up;
+        // the scalar loop takes the end.
+#ifdef HITSCOPE_SCREEN_X86
+        if (isa == Isa::Avx512)
+            i = candidatesAvx512(data, i, std::min(last, n - 66), m_lo.data(), m_hi.data(), m_passes,
+                                 candidates, count);
+        else if (isa == Isa::Avx2)
+            i = candidatesAvx2(data, i, std::min(last, n - 34), m_lo.data(), m_hi.data(), m_passes,
+                               candidates, count);
+#else
+        (void)isa;
+#endif
+        i = candidatesScalar(data, n, i, last, m_lo.data(), m_hi.data(), m_passes, candidates, count);
+        verifyCandidates(candidates, count, data, n, from, to, out);
+    }
+}
+
+} // namespace Hitscope
