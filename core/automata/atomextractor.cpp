@@ -83,11 +83,13 @@ private:
         case Regex::Node::Type::Alternate: {
             Result all;
             all.quality = 1 << 20;
+            all.maxBefore = 0;
             for (int c : n.children) {
                 Result r = extract(c, depth + 1);
                 if (r.atoms.empty() || int(all.atoms.size() + r.atoms.size()) > m_maxAtoms)
                     return none;
                 all.quality = std::min(all.quality, r.quality);
+                all.maxBefore = all.maxBefore < 0 || r.maxBefore < 0 ? -1 : std::max(all.maxBefore, r.maxBefore);
                 all.atoms.insert(all.atoms.end(), r.atoms.begin(), r.atoms.end());
             }
             return all;
@@ -97,10 +99,18 @@ private:
             std::vector<Element> elements;
             flatten(node, elements, depth);
             Result best;
-            for (const Element &e : elements) {
-                if (e.set)
+            // before[k]: the most bytes elements [0, k) match (-1: unbounded).
+            std::vector<int> before(elements.size() + 1, 0);
+            for (size_t k = 0; k < elements.size(); ++k) {
+                const int len = elements[k].set ? 1 : maxLength(elements[k].node, depth + 1);
+                before[k + 1] = before[k] < 0 || len < 0 ? -1 : std::min(before[k] + len, 1 << 24);
+            }
+            auto plus = [](int a, int b) { return a < 0 || b < 0 ? -1 : a + b; };
+            for (size_t k = 0; k < elements.size(); ++k) {
+                if (elements[k].set)
                     continue;
-                Result r = extract(e.node, depth + 1);
+                Result r = extract(elements[k].node, depth + 1);
+                r.maxBefore = plus(before[k], r.maxBefore);
                 if (!r.atoms.empty() && r.quality > best.quality)
                     best = std::move(r);
             }
@@ -115,6 +125,8 @@ private:
                 if (i > 0)
                     run = edge(elements[i - 1].node, true, depth + 1);
                 std::reverse(run.begin(), run.end());
+                // An atom in the left edge starts inside element i - 1, so before the end of elements [0, i).
+                const int leftEdge = int(run.size());
                 for (size_t k = i; k < j; ++k)
                     run.push_back(*elements[k].set);
                 if (j < elements.size()) {
@@ -130,6 +142,7 @@ private:
                     if (q > best.quality) {
                         best.atoms = { Atom(run.begin() + std::ptrdiff_t(w), run.begin() + std::ptrdiff_t(w + len)) };
                         best.quality = q;
+                        best.maxBefore = plus(before[i], std::max(0, int(w) - leftEdge));
                     }
                 }
                 i = j + 1;
@@ -138,6 +151,48 @@ private:
         }
         }
         return none;
+    }
+
+    /// -1: unbounded.
+    int maxLength(int node, int depth) const
+    {
+        const Regex::Node &n = m_regex.nodes[size_t(node)];
+        if (depth > 64)
+            return -1;
+        switch (n.type) {
+        case Regex::Node::Type::Bytes:
+            return 1;
+        case Regex::Node::Type::Concat: {
+            int sum = 0;
+            for (int c : n.children) {
+                const int l = maxLength(c, depth + 1);
+                if (l < 0)
+                    return -1;
+                sum = std::min(sum + l, 1 << 24);
+            }
+            return sum;
+        }
+        case Regex::Node::Type::Alternate: {
+            int most = 0;
+            for (int c : n.children) {
+                const int l = maxLength(c, depth + 1);
+                if (l < 0)
+                    return -1;
+                most = std::max(most, l);
+            }
+            return most;
+        }
+        case Regex::Node::Type::Repeat: {
+            const int l = maxLength(n.children.front(), depth + 1);
+            if (l == 0)
+                return 0;
+            if (l < 0 || n.max < 0)
+                return -1;
+            return int(std::min<int64_t>(int64_t(l) * n.max, 1 << 24));
+        }
+        default:
+            return 0;
+        }
     }
 
     int minLength(int node, int depth) const

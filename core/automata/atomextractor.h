@@ -21,6 +21,9 @@ public:
     {
         std::vector<Atom> atoms; ///< every match contains at least one; empty when none was found
         int quality = -1;        ///< bits of the weakest atom (8 per exact byte, less for sets and common bytes)
+        /// Every match holds an occurrence of an atom that starts at most this many bytes after the match
+        /// does; -1: no bound (an unbounded part before the atoms).
+        int maxBefore = 0;
     };
 
     /// At most this many positions per atom (YARA's atoms are 4 bytes too).

@@ -106,7 +106,9 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
 {
     auto pre = std::make_shared<AtomPrefilter>();
     pre->coveredGroup.assign(catalog.groups.size(), 0);
-    pre->groupRadius.assign(catalog.groups.size(), 0);
+    pre->groupLeft.assign(catalog.groups.size(), 0);
+    pre->groupRight.assign(catalog.groups.size(), 0);
+    pre->groupReach.assign(catalog.groups.size(), 0);
     pre->screened.assign(rules.patterns.size(), 0);
     pre->atomBase = uint32_t(rules.patterns.size());
     // Segments overlap by the longest bounded match: a screened match must fit in that overlap, wherever its
@@ -118,7 +120,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
         std::vector<std::pair<int, std::vector<SequenceScreen::Sequence>>> sequences;
         std::vector<AtomExtractor::Atom> atoms;
         std::vector<XorAtom> xorAtoms;
-        int radius = 0;
+        int left = 0, right = 0, reach = 0;
         bool ok = !group.patterns.empty();
         for (int p : group.patterns) {
             const PatternInfo &info = catalog.patterns[size_t(p)];
@@ -134,10 +136,14 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
                 ok = false;
                 break;
             }
-            radius = std::max(radius, windowReach(rules.patterns[size_t(p)], info));
+            const int patternReach = windowReach(rules.patterns[size_t(p)], info);
+            reach = std::max(reach, patternReach);
+            if (info.maxLength >= 0)
+                right = std::max(right, patternReach);
             std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
             if (!x.empty() && pre->xorAtoms.size() + xorAtoms.size() + x.size() <= kMaxXorForms) {
                 xorAtoms.insert(xorAtoms.end(), x.begin(), x.end());
+                left = std::max(left, patternReach);
                 continue;
             }
             AtomExtractor::Result r = AtomExtractor::extract(regex);
@@ -145,6 +151,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
                 ok = false;
                 break;
             }
+            left = std::max(left, r.maxBefore < 0 ? patternReach : std::min(r.maxBefore, patternReach));
             atoms.insert(atoms.end(), r.atoms.begin(), r.atoms.end());
         }
         size_t entries = atoms.size();
@@ -154,8 +161,10 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
             continue;
         ++covered;
         pre->coveredGroup[g] = 1;
-        pre->groupRadius[g] = radius;
-        pre->maxRadius = std::max(pre->maxRadius, radius);
+        pre->groupLeft[g] = left;
+        pre->groupRight[g] = right;
+        pre->groupReach[g] = reach;
+        pre->maxRadius = std::max(pre->maxRadius, reach);
         pre->xorAtoms.insert(pre->xorAtoms.end(), xorAtoms.begin(), xorAtoms.end());
         for (const auto &[p, seqs] : sequences) {
             // Two sequences of different lengths, or overlapping ones, may end at the same offset, where a DFA

@@ -31,7 +31,11 @@ struct AtomPrefilter
     std::vector<int> atomGroup;      ///< per atom: its catalog group
     std::vector<int> atomLength;     ///< per atom: its length in bytes
     std::vector<uint8_t> coveredGroup; ///< per catalog group: no pass of its own
-    std::vector<int> groupRadius;    ///< per catalog group: its windows reach this far around an atom (0: none)
+    /// Per catalog group, around a block where its atoms occur: a match starts at most groupLeft before it and
+    /// ends at most groupRight after it (its bounded patterns), or groupReach (its longest reach, YARA's scan
+    /// limit where an unbounded YARA regex is windowed: walks go on that far only while a match is in
+    /// progress). 0 reach: no windows.
+    std::vector<int> groupLeft, groupRight, groupReach;
     /// The longest reach: a chunk of a file must hold this many bytes before the bytes it owns, so that the
     /// windows of a match that ends in them find it whole (PatternCatalog::chunkContext()).
     int maxRadius = 0;

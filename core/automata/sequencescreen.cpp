@@ -551,6 +551,8 @@ void SequenceScreen::scan(const uint8_t *data, int64_t n, int64_t from, int64_t 
     // On the stack: scan() runs once per segment, and a buffer from the heap of this size is fresh pages from
     // the kernel every time.
     Candidate candidates[kRoom];
+    if (size_t(m_passes) * 64 > kRoom)
+        isa = Isa::Scalar; // the vector loops need room for a step's candidates of every pass
     // A match that ends at `from` or later starts at most kMaxLength - 1 bytes before it, and its anchor lies
     // inside it, before its end.
     int64_t i = std::max<int64_t>(0, from - (kMaxLength - 1));
@@ -558,18 +560,21 @@ void SequenceScreen::scan(const uint8_t *data, int64_t n, int64_t from, int64_t 
     while (i < last) {
         size_t count = 0;
         // The vector loops stop short of the end (their loads read 3 bytes ahead) or when the room is used up;
-        // the scalar loop takes the end.
+        // the scalar loop takes the end only.
+        int64_t vectorEnd = i;
 #ifdef HITSCOPE_SCREEN_X86
-        if (isa == Isa::Avx512)
-            i = candidatesAvx512(data, i, std::min(last, n - 66), m_lo.data(), m_hi.data(), m_passes,
-                                 candidates, count);
-        else if (isa == Isa::Avx2)
-            i = candidatesAvx2(data, i, std::min(last, n - 34), m_lo.data(), m_hi.data(), m_passes,
-                               candidates, count);
+        if (isa == Isa::Avx512) {
+            vectorEnd = std::min(last, n - 66);
+            i = candidatesAvx512(data, i, vectorEnd, m_lo.data(), m_hi.data(), m_passes, candidates, count);
+        } else if (isa == Isa::Avx2) {
+            vectorEnd = std::min(last, n - 34);
+            i = candidatesAvx2(data, i, vectorEnd, m_lo.data(), m_hi.data(), m_passes, candidates, count);
+        }
 #else
         (void)isa;
 #endif
-        i = candidatesScalar(data, n, i, last, m_lo.data(), m_hi.data(), m_passes, candidates, count);
+        if (i >= vectorEnd)
+            i = candidatesScalar(data, n, i, last, m_lo.data(), m_hi.data(), m_passes, candidates, count);
         verifyCandidates(candidates, count, data, n, from, to, out);
     }
 }

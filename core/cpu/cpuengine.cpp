@@ -267,6 +267,14 @@ public:
     template<int kLanes, typename Finish>
     void runQueue(Walk *walks, int count, Finish &&finish)
     {
+        runQueue<kLanes>(walks, count, finish, [](Walk &) { return false; });
+    }
+
+    // As above; a walk that reaches its end is handed to `resume` first, which may give it more to walk (a new
+    // end, or a new position, state and end) and return true.
+    template<int kLanes, typename Finish, typename Resume>
+    void runQueue(Walk *walks, int count, Finish &&finish, Resume &&resume)
+    {
         int lane[kLanes];
         int m = 0; // lanes in use, lane[0, m)
         int next = 0;
@@ -288,7 +296,7 @@ public:
             int kept = 0;
             for (int k = 0; k < m; ++k) {
                 Walk &w = walks[lane[k]];
-                if (w.pos < w.end) {
+                if (w.pos < w.end || resume(w)) {
                     lane[kept++] = lane[k];
                     continue;
                 }
@@ -514,7 +522,8 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
         int group;
         uint32_t batchFile;
         int64_t begin; // file offsets, end exclusive
-        int64_t end;
+        int64_t end;   // walked to here at least
+        int64_t cap;   // and on to here while a match is in progress (an unbounded pattern's window)
     };
     std::vector<Window> windows;
     for (uint32_t f = 0; f < batch.files.size(); ++f) {
@@ -524,27 +533,31 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
         const int64_t h0 = bf.dataOffset;
         const int64_t h1 = bf.dataOffset + (bf.holdEnd - bf.holdBegin);
         for (int g = 0; g < int(catalog.groups.size()); ++g) {
-            if (!pre.covers(g) || pre.groupRadius[size_t(g)] <= 0)
+            if (!pre.covers(g) || pre.groupReach[size_t(g)] <= 0)
                 continue;
-            const int64_t radius = pre.groupRadius[size_t(g)];
+            const int64_t left = pre.groupLeft[size_t(g)];
+            const int64_t right = pre.groupRight[size_t(g)];
+            const int64_t reach = pre.groupReach[size_t(g)];
             // A window starts in the context of the byte before it (\b), so it needs that byte held, and ends a
             // byte past its reach (a trailing \b is decided there).
             const int64_t first = bf.holdBegin > 0 ? bf.holdBegin + 1 : 0;
-            Window open { g, f, -1, -1 };
+            Window open { g, f, -1, -1, -1 };
             const int64_t last = (h1 - 1) >> AtomMarks::kBlockShift;
             for (int64_t b = marks.nextMarked(g, h0 >> AtomMarks::kBlockShift, last); b >= 0;
                  b = marks.nextMarked(g, b + 1, last)) {
                 // Haystack block -> file offsets, widened and kept inside what the chunk holds.
-                const int64_t lo = std::max(first, bf.holdBegin + (b * kBlock - h0) - radius);
-                const int64_t hi = std::min(bf.holdEnd, bf.holdBegin + ((b + 1) * kBlock - h0) + radius + 1);
+                const int64_t blockEnd = bf.holdBegin + ((b + 1) * kBlock - h0);
+                const int64_t lo = std::max(first, bf.holdBegin + (b * kBlock - h0) - left);
+                const int64_t hi = std::min(bf.holdEnd, blockEnd + right + 1);
+                const int64_t cap = std::min(bf.holdEnd, blockEnd + reach + 1);
                 if (open.begin >= 0 && lo <= open.end) {
                     open.end = std::max(open.end, hi);
+                    open.cap = std::max(open.cap, cap);
                     continue;
                 }
                 if (open.begin >= 0)
                     windows.push_back(open);
-                open.begin = lo;
-                open.end = hi;
+                open = { g, f, lo, hi, cap };
             }
             if (open.begin >= 0)
                 windows.push_back(open);
@@ -554,40 +567,97 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
         return;
     // Windows of one group together, so that each thread walks one DFA at a time.
     std::stable_sort(windows.begin(), windows.end(), [](const Window &a, const Window &b) { return a.group < b.group; });
+    // Windows that a match in progress could run from one into the next are walked by one walk, in order: a
+    // walk goes on past a window's end while a match is in progress, up to its cap, through the next window if
+    // it gets there, and otherwise jumps to the next window.
+    struct Run
+    {
+        size_t first, last; // windows [first, last)
+    };
+    std::vector<Run> runs;
+    int64_t runCap = 0;
+    for (size_t i = 0; i < windows.size(); ++i) {
+        const Window &w = windows[i];
+        if (i > 0 && w.group == windows[i - 1].group && w.batchFile == windows[i - 1].batchFile && w.begin < runCap) {
+            runs.back().last = i + 1;
+            runCap = std::max(runCap, w.cap);
+        } else {
+            runs.push_back({ i, i + 1 });
+            runCap = w.cap;
+        }
+    }
     const uint8_t *haystack = batch.haystack.get();
     std::atomic<size_t> next { 0 };
-    constexpr size_t kWindowsPerTake = 64;
+    constexpr size_t kRunsPerTake = 64;
     auto worker = [&](int t) {
         std::vector<Walk> walks;
-        for (size_t i = next.fetch_add(kWindowsPerTake); i < windows.size(); i = next.fetch_add(kWindowsPerTake)) {
-            const size_t end = std::min(windows.size(), i + kWindowsPerTake);
+        struct Cursor
+        {
+            size_t next, last; // windows still ahead
+            int64_t cap;
+        };
+        std::vector<Cursor> cursors;
+        for (size_t i = next.fetch_add(kRunsPerTake); i < runs.size(); i = next.fetch_add(kRunsPerTake)) {
+            const size_t end = std::min(runs.size(), i + kRunsPerTake);
             for (size_t j = i; j < end;) {
-                const int g = windows[j].group;
+                const int g = windows[runs[j].first].group;
                 const Dfa &dfa = catalog.groups[size_t(g)].dfa;
                 walks.clear();
-                for (; j < end && windows[j].group == g; ++j) {
-                    const Window &win = windows[j];
+                cursors.clear();
+                for (; j < end && windows[runs[j].first].group == g; ++j) {
+                    const Window &win = windows[runs[j].first];
                     const BatchFile &bf = batch.files[win.batchFile];
                     Walk w;
                     w.batchFile = win.batchFile;
-                    w.ownBegin = std::max(win.begin, bf.ownBegin);
-                    w.ownEnd = std::min(win.end, bf.ownEnd);
+                    w.ownBegin = bf.ownBegin;
+                    w.ownEnd = bf.ownEnd;
                     w.pos = win.begin;
                     w.end = win.end;
                     w.state = startState(dfa, bf, haystack, win.begin);
                     w.data = bf.at(haystack, win.begin);
                     walks.push_back(w);
+                    cursors.push_back({ runs[j].first + 1, runs[j].last, win.cap });
                 }
                 DfaWalker walker(dfa, perThread[size_t(t)], perThreadCounts[size_t(t)], counted, pre.screened.data());
-                walker.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
-                    const BatchFile &bf = batch.files[w.batchFile];
-                    if (w.end == bf.fileSize)
-                        walker.reportEof(w, bf.fileSize);
-                });
+                auto idle = [&](uint32_t state) {
+                    return state == dfa.start[Dfa::AfterNonWord] || state == dfa.start[Dfa::AfterWord]
+                        || state == dfa.start[Dfa::AtFileStart];
+                };
+                Walk *base = walks.data();
+                walker.runQueue<kLanes>(
+                    walks.data(), int(walks.size()),
+                    [&](Walk &w) {
+                        const BatchFile &bf = batch.files[w.batchFile];
+                        if (w.end == bf.fileSize)
+                            walker.reportEof(w, bf.fileSize);
+                    },
+                    [&](Walk &w) {
+                        Cursor &c = cursors[size_t(&w - base)];
+                        const BatchFile &bf = batch.files[w.batchFile];
+                        // A match in progress: a step further, taking in the windows it reaches. A start state
+                        // has none: what a walk from it reports starts here, beyond every atom of the window.
+                        if (w.pos < c.cap && !idle(w.state)) {
+                            w.end = std::min(c.cap, w.pos + 64);
+                            for (; c.next < c.last && windows[c.next].begin <= w.end; ++c.next) {
+                                w.end = std::max(w.end, windows[c.next].end);
+                                c.cap = std::max(c.cap, windows[c.next].cap);
+                            }
+                            return true;
+                        }
+                        if (c.next == c.last)
+                            return false;
+                        const Window &win = windows[c.next++];
+                        w.pos = win.begin;
+                        w.end = win.end;
+                        c.cap = win.cap;
+                        w.state = startState(dfa, bf, haystack, win.begin);
+                        w.data = bf.at(haystack, win.begin);
+                        return true;
+                    });
             }
         }
     };
-    runWorkers(windows.size() < 2 ? 1 : threads, worker);
+    runWorkers(runs.size() < 2 ? 1 : threads, worker);
 }
 
 

@@ -19,6 +19,10 @@ public:
     /// 32 MiB: the scan's six batch buffers are first touched by reading, and the kernel zeroes each page then;
     /// at 64 MiB that cost the 2-core machine about 0.2 s of system time on a 1 GiB corpus (docs/benchmarks.md).
     int64_t preferredBatchBytes() const override { return 32 << 20; }
+    /// Four: one being read, one scanned, one whose starts are found, one whose files are reported. The GPU
+    /// engine's others hold batches on their way to the device; here they would only be more fresh memory
+    /// (zeroed by the kernel on first touch: 16% of the CPU time of a 1 GiB scan on the 2-core machine).
+    int scanBuffers() const override { return 4; }
     void setCountedPatterns(const std::vector<bool> &counted) override;
     /// Whether the catalog's atom prefilter is used (the default). Off, every group gets a pass of its own,
     /// so that a state is carried from chunk to chunk for every unbounded group, as by another engine: the

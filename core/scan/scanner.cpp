@@ -559,9 +559,9 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     Queue<Scanned> scanned;
     // One being filled, one being prepared, one being scanned, the next one (which the engine may be moving to
     // its device meanwhile: Engine::setNext), one whose starts are found (which reads its haystack), one whose
-    // files are reported (conditions read it too), one queued.
-    constexpr int kBuffers = Engine::kScanBuffers;
-    for (int i = 0; i < kBuffers; ++i)
+    // files are reported (conditions read it too), one queued. Fewer where the engine needs no copy ahead
+    // (Engine::scanBuffers()).
+    for (int i = 0; i < m_engine.scanBuffers(); ++i)
         empty.push(std::make_unique<FileBatch>());
 
     std::thread reader([&] {

@@ -178,7 +178,7 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
             if (!catalog.prefilter->covers(int(g))) {
                 ++passes;
                 QCOMPARE(catalog.groups[g].unbounded(), unbounded);
-            } else if (catalog.prefilter->groupRadius[g] > 0) {
+            } else if (catalog.prefilter->groupReach[g] > 0) {
                 ++windows;
             }
         }

@@ -553,7 +553,9 @@ void TestPatternCatalog::groupingHintRebuildsTheSameCatalog()
         for (size_t p = 0; p < c.patterns.size(); ++p)
             if (c.patterns[p].group != plain.patterns[p].group || c.patterns[p].verify != plain.patterns[p].verify)
                 return false;
-        return !c.prefilter || (c.prefilter->groupRadius == plain.prefilter->groupRadius
+        return !c.prefilter || (c.prefilter->groupReach == plain.prefilter->groupReach
+                                && c.prefilter->groupLeft == plain.prefilter->groupLeft
+                                && c.prefilter->screened == plain.prefilter->screened
                                 && c.prefilter->atomGroup == plain.prefilter->atomGroup);
     };
     const PatternCatalog first = PatternCatalog::compile(rules, options);
