@@ -509,8 +509,11 @@ void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int6
         int64_t at = 0;
         while (at + word <= n) {
 #ifdef HITSCOPE_SCREEN_X86
-            if (word == 8 && m_isa != Isa::Scalar)
+            if (word == 8 && m_isa != Isa::Scalar) {
                 at = nextWordAvx2(data, at, n, all);
+                if (at + word > n)
+                    break;
+            }
 #endif
             uint64_t w = 0;
             if (at + 8 <= n)
