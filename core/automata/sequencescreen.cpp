@@ -124,7 +124,7 @@ int64_t candidatesScalar(const uint8_t *data, int64_t n, int64_t i, int64_t end,
 }
 
 #ifdef HITSCOPE_SCREEN_X86
-// Positions [i, end) 32 at a time; loads reach data[end + 34], which the caller guarantees are there.
+// Positions [i, end) 32 at a time; loads reach 34 bytes past a position: the caller keeps end <= n - 34.
 __attribute__((target("avx2"))) int64_t candidatesAvx2(const uint8_t *data, int64_t i, int64_t end,
                                                        const uint8_t *lo, const uint8_t *hi, int passes,
                                                        Candidate *out, size_t &count)
@@ -159,7 +159,7 @@ __attribute__((target("avx2"))) int64_t candidatesAvx2(const uint8_t *data, int6
     return i;
 }
 
-// As candidatesAvx2, 64 at a time; loads reach data[end + 66].
+// As candidatesAvx2, 64 at a time; loads reach 66 bytes past a position: the caller keeps end <= n - 66.
 __attribute__((target("avx512f,avx512bw"))) int64_t candidatesAvx512(const uint8_t *data, int64_t i, int64_t end,
                                                                      const uint8_t *lo, const uint8_t *hi,
                                                                      int passes, Candidate *out, size_t &count)
@@ -496,7 +496,8 @@ void SequenceScreen::verifyCandidates(const Candidate *c, size_t count, const ui
     }
 }
 
-void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Run> &runs) const
+void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Run> &runs,
+                              Isa isa) const
 {
     for (int i : m_runs) {
         const Entry &e = m_sequences[size_t(i)];
@@ -509,7 +510,7 @@ void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int6
         int64_t at = 0;
         while (at + word <= n) {
 #ifdef HITSCOPE_SCREEN_X86
-            if (word == 8 && m_isa != Isa::Scalar) {
+            if (word == 8 && isa != Isa::Scalar) {
                 at = nextWordAvx2(data, at, n, all);
                 if (at + word > n)
                     break;
@@ -548,7 +549,7 @@ void SequenceScreen::scan(const uint8_t *data, int64_t n, int64_t from, int64_t 
                           std::vector<Run> &runs, Isa isa) const
 {
     if (!m_runs.empty())
-        findRuns(data, n, from, to, runs);
+        findRuns(data, n, from, to, runs, isa);
     if (m_passes == 0 || n <= 0)
         return;
     // On the stack: scan() runs once per segment, and a buffer from the heap of this size is fresh pages from

@@ -97,7 +97,7 @@ private:
     bool verify(const Entry &e, const uint8_t *p) const;
     void verifyCandidates(const Candidate *c, size_t count, const uint8_t *data, int64_t n, int64_t from,
                           int64_t to, std::vector<Match> &out) const;
-    void findRuns(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Run> &runs) const;
+    void findRuns(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Run> &runs, Isa isa) const;
 
     std::vector<Entry> m_sequences;
     std::vector<int> m_runs; ///< sequences found as runs

@@ -14,6 +14,7 @@
 #include <immintrin.h>
 #endif
 
+#include "automata/atomextractor.h"
 #include "automata/atomprefilter.h"
 #include "util/parallel.h"
 
@@ -451,8 +452,12 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
 {
     const BatchFile &bf = batch.files[seg.batchFile];
     // A chunk's first segment screens all the context the chunk holds (PatternCatalog::chunkContext(), more
-    // than the segments' overlap where windows reach further).
-    const int64_t begin = seg.ownBegin == bf.ownBegin ? bf.holdBegin : seg.scanBegin;
+    // than the segments' overlap where windows reach further). The others start early enough to see whole
+    // every atom that ends in them: the overlap is the longest bounded match, which an unbounded group's atom
+    // may exceed (an overlap of 0 where all patterns are unbounded).
+    const int64_t begin = seg.ownBegin == bf.ownBegin
+        ? bf.holdBegin
+        : std::min(seg.scanBegin, std::max(bf.holdBegin, seg.ownBegin - (AtomExtractor::kMaxAtomLength - 1)));
     const int64_t markBegin = seg.ownBegin == bf.ownBegin ? begin : seg.ownBegin;
     scratch.matches.clear();
     scratch.runs.clear();

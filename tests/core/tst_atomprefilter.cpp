@@ -319,6 +319,38 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QVERIFY(with == without);
     }
 
+    void atomsAcrossSegmentEdgesWithoutBoundedGroups()
+    {
+        // With only unbounded patterns the segments do not overlap (no bounded match to hold), yet an atom may
+        // cross a segment's edge: each segment must be screened from early enough to see it whole.
+        QTemporaryDir tmp;
+        const QString rulesPath = tmp.filePath(QStringLiteral("r.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath, "rule u { strings: $u = /qzxj[a-z]*!/ condition: $u }\n"));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
+        QVERIFY(catalog.prefilter && catalog.prefilter->covers(0));
+        QCOMPARE(catalog.maxBoundedMatchLength(), 0);
+        const QString dir = tmp.filePath(QStringLiteral("corpus"));
+        QVERIFY(QDir().mkpath(dir));
+        // A copy whose atom starts 3, 2 and 1 bytes before a 64-byte segment edge, and one at the edge.
+        QByteArray data(1000, '.');
+        const int starts[] = { 61, 126, 191, 256, 900 };
+        for (int at : starts)
+            data.replace(at, 7, "qzxjab!");
+        QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f.bin"), data));
+        LaunchParams params;
+        params.batchBytes = 1 << 20;
+        params.segmentBytes = 64;
+        params.threads = 1;
+        const Hits with = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        catalog.prefilter.reset();
+        const Hits without = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        QCOMPARE(without.size(), std::size(starts));
+        QCOMPARE(with.size(), without.size());
+        QVERIFY(with == without);
+    }
+
     void xorStringsFoundByTheirDeltas()
     {
         // An xor string is found by the XOR of neighbouring bytes (the same under every key) instead of one atom
