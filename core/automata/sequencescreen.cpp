@@ -141,8 +141,9 @@ __attribute__((target("avx2"))) int64_t candidatesAvx2(const uint8_t *data, int6
         for (int p = 0; p < passes; ++p) {
             __m256i m = _mm256_set1_epi8(char(0xff));
             for (int j = 0; j < kAnchor; ++j) {
-                const __m256i tl = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(lo + (p * kAnchor + j) * kTable));
-                const __m256i th = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(hi + (p * kAnchor + j) * kTable));
+                const size_t table = size_t((p * kAnchor + j) * kTable);
+                const __m256i tl = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(lo + table));
+                const __m256i th = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(hi + table));
                 m = _mm256_and_si256(m, _mm256_and_si256(_mm256_shuffle_epi8(tl, l[j]), _mm256_shuffle_epi8(th, h[j])));
             }
             const uint32_t hit = ~uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
@@ -209,7 +210,8 @@ __attribute__((target("avx2"))) int64_t nextWordAvx2(const uint8_t *data, int64_
 #endif
 
 /// The sequences of the subtree at `node` into `out`; false when it has none within the limits.
-bool expandNode(const Regex &regex, int node, size_t maxSequences, std::vector<SequenceScreen::Sequence> &out, int depth)
+bool expandNode(const Regex &regex, int node, size_t maxSequences, std::vector<SequenceScreen::Sequence> &out,
+                int depth)
 {
     using Type = Regex::Node::Type;
     using Sequence = SequenceScreen::Sequence;
@@ -257,7 +259,8 @@ bool expandNode(const Regex &regex, int node, size_t maxSequences, std::vector<S
         }
         return true;
     case Type::Repeat: {
-        if (n.max < 0 || n.max > SequenceScreen::kMaxLength || !expandNode(regex, n.children.front(), maxSequences, sub, depth + 1))
+        if (n.max < 0 || n.max > SequenceScreen::kMaxLength
+            || !expandNode(regex, n.children.front(), maxSequences, sub, depth + 1))
             return false;
         std::vector<Sequence> all;
         out.assign(1, Sequence());
@@ -360,7 +363,8 @@ void SequenceScreen::add(const Sequence &sequence, uint32_t tag)
     }
     // A repeated byte as a run only from four bytes on: shorter, its runs are no rarer than the byte.
     if (e.length >= 4 && sequence.front().count() == 1) {
-        const bool same = std::all_of(sequence.begin(), sequence.end(), [&](const ByteSet &s) { return s == sequence.front(); });
+        const bool same = std::all_of(sequence.begin(), sequence.end(),
+                                      [&](const ByteSet &s) { return s == sequence.front(); });
         if (same)
             for (int b = 0; b < 256; ++b)
                 if (sequence.front().test(size_t(b)))

@@ -571,7 +571,8 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
     if (windows.empty())
         return;
     // Windows of one group together, so that each thread walks one DFA at a time.
-    std::stable_sort(windows.begin(), windows.end(), [](const Window &a, const Window &b) { return a.group < b.group; });
+    std::stable_sort(windows.begin(), windows.end(),
+                     [](const Window &a, const Window &b) { return a.group < b.group; });
     // Windows that a match in progress could run from one into the next are walked by one walk, in order: a
     // walk goes on past a window's end while a match is in progress, up to its cap, through the next window if
     // it gets there, and otherwise jumps to the next window.

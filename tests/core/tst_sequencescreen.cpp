@@ -68,7 +68,8 @@ public:
     {
         const size_t page = size_t(sysconf(_SC_PAGESIZE));
         m_size = (size_t(data.size()) + page - 1) / page * page + page;
-        m_base = static_cast<uint8_t *>(mmap(nullptr, m_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        m_base = static_cast<uint8_t *>(
+            mmap(nullptr, m_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
         if (m_base == MAP_FAILED || mprotect(m_base + m_size - page, page, PROT_NONE) != 0)
             qFatal("no guarded buffer");
         m_data = m_base + m_size - page - size_t(data.size());
@@ -158,7 +159,9 @@ private Q_SLOTS:
         for (int q = 0; q < count; ++q) {
             Sequence s;
             const int kind = q % 5;
-            const int length = kind == 0 ? 1 + int(rng.bounded(3)) : kind == 4 ? 40 + int(rng.bounded(25)) : 4 + int(rng.bounded(12));
+            const int length = kind == 0 ? 1 + int(rng.bounded(3))
+                : kind == 4              ? 40 + int(rng.bounded(25))
+                                         : 4 + int(rng.bounded(12));
             for (int k = 0; k < length; ++k) {
                 ByteSet set;
                 // A small alphabet, so that sequences occur in the random data too, not only where planted.
@@ -223,12 +226,14 @@ private Q_SLOTS:
                 if (got != want) {
                     for (const auto &[tag, end] : want)
                         if (!got.count({ tag, end }))
-                            qWarning("missed: sequence %u (%zu bytes) ending at %lld", tag, sequences[tag].size(), qlonglong(end));
+                            qWarning("missed: sequence %u (%zu bytes) ending at %lld", tag, sequences[tag].size(),
+                                     qlonglong(end));
                     for (const auto &[tag, end] : got)
                         if (!want.count({ tag, end }))
                             qWarning("extra: sequence %u ending at %lld", tag, qlonglong(end));
                 }
-                QVERIFY2(got == want, qPrintable(QStringLiteral("instruction set %1, round %2").arg(int(isa)).arg(round)));
+                QVERIFY2(got == want,
+                         qPrintable(QStringLiteral("instruction set %1, round %2").arg(int(isa)).arg(round)));
             }
         }
     }
