@@ -102,7 +102,7 @@ private:
             // before[k]: the most bytes elements [0, k) match (-1: unbounded).
             std::vector<int> before(elements.size() + 1, 0);
             for (size_t k = 0; k < elements.size(); ++k) {
-                const int len = elements[k].set ? 1 : maxLength(elements[k].node, depth + 1);
+                const int len = elements[k].set ? 1 : m_regex.maxLength(elements[k].node);
                 before[k + 1] = before[k] < 0 || len < 0 ? -1 : std::min(before[k] + len, 1 << 24);
             }
             auto plus = [](int a, int b) { return a < 0 || b < 0 ? -1 : a + b; };
@@ -153,75 +153,6 @@ private:
         return none;
     }
 
-    /// -1: unbounded.
-    int maxLength(int node, int depth) const
-    {
-        const Regex::Node &n = m_regex.nodes[size_t(node)];
-        if (depth > 64)
-            return -1;
-        switch (n.type) {
-        case Regex::Node::Type::Bytes:
-            return 1;
-        case Regex::Node::Type::Concat: {
-            int sum = 0;
-            for (int c : n.children) {
-                const int l = maxLength(c, depth + 1);
-                if (l < 0)
-                    return -1;
-                sum = std::min(sum + l, 1 << 24);
-            }
-            return sum;
-        }
-        case Regex::Node::Type::Alternate: {
-            int most = 0;
-            for (int c : n.children) {
-                const int l = maxLength(c, depth + 1);
-                if (l < 0)
-                    return -1;
-                most = std::max(most, l);
-            }
-            return most;
-        }
-        case Regex::Node::Type::Repeat: {
-            const int l = maxLength(n.children.front(), depth + 1);
-            if (l == 0)
-                return 0;
-            if (l < 0 || n.max < 0)
-                return -1;
-            return int(std::min<int64_t>(int64_t(l) * n.max, 1 << 24));
-        }
-        default:
-            return 0;
-        }
-    }
-
-    int minLength(int node, int depth) const
-    {
-        const Regex::Node &n = m_regex.nodes[size_t(node)];
-        if (depth > 64)
-            return 0;
-        switch (n.type) {
-        case Regex::Node::Type::Bytes:
-            return 1;
-        case Regex::Node::Type::Concat: {
-            int sum = 0;
-            for (int c : n.children)
-                sum = std::min(sum + minLength(c, depth + 1), 1 << 20);
-            return sum;
-        }
-        case Regex::Node::Type::Alternate: {
-            int least = 1 << 20;
-            for (int c : n.children)
-                least = std::min(least, minLength(c, depth + 1));
-            return n.children.empty() ? 0 : least;
-        }
-        case Regex::Node::Type::Repeat:
-            return std::min(n.min, 1 << 10) * minLength(n.children.front(), depth + 1);
-        default:
-            return 0;
-        }
-    }
-
     /// The bytes a non-empty match of `node` can start with (`back`: end with).
     ByteSet first(int node, bool back, int depth) const
     {
@@ -236,7 +167,7 @@ private:
             for (size_t k = 0; k < n.children.size(); ++k) {
                 const int c = n.children[back ? n.children.size() - 1 - k : k];
                 out |= first(c, back, depth + 1);
-                if (minLength(c, depth + 1) > 0)
+                if (m_regex.minLength(c) > 0)
                     break;
             }
             return out;
@@ -304,7 +235,7 @@ private:
             all = false;
         }
         // Where no position is fixed (an optional first byte), the set of bytes a match starts with still is.
-        if (out.empty() && !all && minLength(node, depth) > 0)
+        if (out.empty() && !all && m_regex.minLength(node) > 0)
             out.push_back(first(node, back, depth));
         if (whole)
             *whole = all;
@@ -323,15 +254,7 @@ AtomExtractor::Result AtomExtractor::extract(const Regex &regex, int maxAtoms)
         return {};
     Result r = Extractor(regex, maxAtoms).run(regex.root);
     // Identical atoms of several alternatives (case variants of a wide string, say) are scanned once.
-    std::sort(r.atoms.begin(), r.atoms.end(), [](const Atom &a, const Atom &b) {
-        if (a.size() != b.size())
-            return a.size() < b.size();
-        for (size_t i = 0; i < a.size(); ++i)
-            if (a[i] != b[i])
-                return a[i].to_string() < b[i].to_string();
-        return false;
-    });
-    r.atoms.erase(std::unique(r.atoms.begin(), r.atoms.end()), r.atoms.end());
+    sortUniqueByteSequences(r.atoms);
     return r;
 }
 

@@ -2,7 +2,6 @@
 #include "regex.h"
 
 #include <algorithm>
-#include <functional>
 
 #include "util/hash.h"
 
@@ -84,81 +83,100 @@ Regex Regex::fromLiteral(const char *data, int size, bool caseless)
 
 namespace {
 constexpr int kUnbounded = -1;
-
-int addLengths(int a, int b)
-{
-    return (a == kUnbounded || b == kUnbounded) ? kUnbounded : a + b;
-}
 }
 
 int Regex::minLength() const
 {
-    std::function<int(int)> rec = [&](int i) -> int {
-        const Node &n = nodes[size_t(i)];
-        switch (n.type) {
-        case Node::Type::Empty:
-        case Node::Type::Assert:
-            return 0;
-        case Node::Type::Bytes:
-            return 1;
-        case Node::Type::Concat: {
-            int sum = 0;
-            for (int c : n.children)
-                sum += rec(c);
-            return sum;
-        }
-        case Node::Type::Alternate: {
-            int best = INT32_MAX;
-            for (int c : n.children)
-                best = std::min(best, rec(c));
-            return n.children.empty() ? 0 : best;
-        }
-        case Node::Type::Repeat:
-            return n.min * rec(n.children.front());
-        }
-        return 0;
-    };
-    return root < 0 ? 0 : rec(root);
+    return root < 0 ? 0 : minLength(root);
 }
 
 int Regex::maxLength() const
 {
-    std::function<int(int)> rec = [&](int i) -> int {
-        const Node &n = nodes[size_t(i)];
-        switch (n.type) {
-        case Node::Type::Empty:
-        case Node::Type::Assert:
-            return 0;
-        case Node::Type::Bytes:
-            return 1;
-        case Node::Type::Concat: {
-            int sum = 0;
-            for (int c : n.children)
-                sum = addLengths(sum, rec(c));
-            return sum;
-        }
-        case Node::Type::Alternate: {
-            int best = 0;
-            for (int c : n.children) {
-                const int l = rec(c);
-                if (l == kUnbounded)
-                    return kUnbounded;
-                best = std::max(best, l);
-            }
-            return best;
-        }
-        case Node::Type::Repeat: {
-            const int l = rec(n.children.front());
-            if (l == 0)
-                return 0;
-            if (l == kUnbounded || n.max < 0)
-                return kUnbounded;
-            return l * n.max;
-        }
-        }
+    return root < 0 ? 0 : maxLength(root);
+}
+
+int Regex::minLength(int node) const
+{
+    const Node &n = nodes[size_t(node)];
+    switch (n.type) {
+    case Node::Type::Empty:
+    case Node::Type::Assert:
         return 0;
-    };
-    return root < 0 ? 0 : rec(root);
+    case Node::Type::Bytes:
+        return 1;
+    case Node::Type::Concat: {
+        int sum = 0;
+        for (int c : n.children)
+            sum = std::min(sum + minLength(c), kLengthCap);
+        return sum;
+    }
+    case Node::Type::Alternate: {
+        int best = kLengthCap;
+        for (int c : n.children)
+            best = std::min(best, minLength(c));
+        return n.children.empty() ? 0 : best;
+    }
+    case Node::Type::Repeat:
+        return int(std::min<int64_t>(int64_t(n.min) * minLength(n.children.front()), kLengthCap));
+    }
+    return 0;
+}
+
+int Regex::maxLength(int node) const
+{
+    const Node &n = nodes[size_t(node)];
+    switch (n.type) {
+    case Node::Type::Empty:
+    case Node::Type::Assert:
+        return 0;
+    case Node::Type::Bytes:
+        return 1;
+    case Node::Type::Concat: {
+        int sum = 0;
+        for (int c : n.children) {
+            const int l = maxLength(c);
+            if (l == kUnbounded)
+                return kUnbounded;
+            sum = std::min(sum + l, kLengthCap);
+        }
+        return sum;
+    }
+    case Node::Type::Alternate: {
+        int best = 0;
+        for (int c : n.children) {
+            const int l = maxLength(c);
+            if (l == kUnbounded)
+                return kUnbounded;
+            best = std::max(best, l);
+        }
+        return best;
+    }
+    case Node::Type::Repeat: {
+        const int l = maxLength(n.children.front());
+        if (l == 0)
+            return 0;
+        if (l == kUnbounded || n.max < 0)
+            return kUnbounded;
+        return int(std::min<int64_t>(int64_t(l) * n.max, kLengthCap));
+    }
+    }
+    return 0;
+}
+
+bool byteSequenceLess(const std::vector<ByteSet> &a, const std::vector<ByteSet> &b)
+{
+    if (a.size() != b.size())
+        return a.size() < b.size();
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i])
+            return a[i].to_string() < b[i].to_string();
+    return false;
+}
+
+void sortUniqueByteSequences(std::vector<std::vector<ByteSet>> &sequences)
+{
+    std::sort(sequences.begin(), sequences.end(), byteSequenceLess);
+    sequences.erase(std::unique(sequences.begin(), sequences.end()), sequences.end());
 }
 
 uint64_t Regex::hash(uint64_t h) const

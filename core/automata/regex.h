@@ -57,9 +57,14 @@ struct Regex
     /// A literal byte string; `caseless` folds ASCII letters only.
     static Regex fromLiteral(const char *data, int size, bool caseless = false);
 
-    /// Shortest and longest match length in bytes; maxLength() is -1 when unbounded.
+    /// Shortest and longest match length in bytes; maxLength() is -1 when unbounded. Both saturate at
+    /// kLengthCap.
     int minLength() const;
     int maxLength() const;
+    /// The same for the subtree at `node`.
+    int minLength(int node) const;
+    int maxLength(int node) const;
+    static constexpr int kLengthCap = 1 << 30;
     bool matchesEmpty() const { return minLength() == 0; }
     bool usesAssertion(Assertion a) const;
     /// The same language read backwards (FileStart and FileEnd swap), for finding where a match starts.
@@ -67,5 +72,10 @@ struct Regex
     /// `h` mixed with the whole tree: equal for equal trees (cache keys of what is built from regexes).
     uint64_t hash(uint64_t h) const;
 };
+
+/// A total order on sequences of byte sets (shorter first), and sorting with duplicates removed: atoms and
+/// screened sequences of several alternatives are often the same.
+bool byteSequenceLess(const std::vector<ByteSet> &a, const std::vector<ByteSet> &b);
+void sortUniqueByteSequences(std::vector<std::vector<ByteSet>> &sequences);
 
 } // namespace Hitscope

@@ -287,16 +287,7 @@ std::vector<SequenceScreen::Sequence> SequenceScreen::expand(const Regex &regex,
     std::vector<Sequence> out;
     if (!regex.isValid() || !expandNode(regex, regex.root, maxSequences, out, 0))
         return {};
-    auto less = [](const Sequence &a, const Sequence &b) {
-        if (a.size() != b.size())
-            return a.size() < b.size();
-        for (size_t i = 0; i < a.size(); ++i)
-            if (a[i] != b[i])
-                return a[i].to_string() < b[i].to_string();
-        return false;
-    };
-    std::sort(out.begin(), out.end(), less);
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    sortUniqueByteSequences(out);
     // Sequences that differ in one position only are one sequence with the union there, exactly: (84|85) in
     // a hex string is one position of two bytes, not two sequences to verify.
     for (bool merged = true; merged;) {
