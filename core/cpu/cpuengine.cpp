@@ -497,9 +497,7 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
     if (!scratch.shared.empty()) {
         std::sort(scratch.shared.begin(), scratch.shared.end());
         scratch.shared.erase(std::unique(scratch.shared.begin(), scratch.shared.end()), scratch.shared.end());
-        const std::vector<std::pair<uint32_t, int64_t>> ends = std::move(scratch.shared);
-        scratch.shared.clear();
-        for (const auto &[pattern, end] : ends) {
+        for (const auto &[pattern, end] : scratch.shared) {
             if (counted && counted[pattern]) {
                 if (scratch.counts[pattern] == 0)
                     scratch.counting.push_back(pattern);
