@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "testutilregex.h"
 
+#include "automata/regexparser.h"
+
 #include <algorithm>
 
 #include <QString>
@@ -369,6 +371,16 @@ QByteArray randomText(QRandomGenerator &rng, int len, const QByteArray &alphabet
     for (int i = 0; i < len; ++i)
         text += alphabet[int(rng.bounded(int(alphabet.size())))];
     return text;
+}
+
+Regex parseRegex(const char *pattern, bool caseless)
+{
+    Hitscope::RegexFlags flags;
+    flags.caseless = caseless;
+    Hitscope::RegexParser::Result r = Hitscope::RegexParser::parse(pattern, flags);
+    if (!r.error.isEmpty())
+        qFatal("bad test pattern %s", pattern);
+    return std::move(r.regex);
 }
 
 } // namespace TestUtil

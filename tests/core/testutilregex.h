@@ -35,6 +35,9 @@ Hitscope::Regex randomRegex(QRandomGenerator &rng, int depth, const QByteArray &
 /// A random pattern source over `alphabet` that RegexParser accepts (and PCRE would too).
 QByteArray randomRegexSource(QRandomGenerator &rng, int depth, const QByteArray &alphabet);
 
+/// A pattern the test knows to be valid, parsed (a bad one ends the test).
+Hitscope::Regex parseRegex(const char *pattern, bool caseless = false);
+
 /// `len` bytes drawn uniformly from `alphabet`.
 QByteArray randomText(QRandomGenerator &rng, int len, const QByteArray &alphabet);
 

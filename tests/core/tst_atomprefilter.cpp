@@ -12,23 +12,14 @@
 #include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
 #include "automata/prioritymatcher.h"
-#include "automata/regexparser.h"
 #include "rules/ruleloader.h"
 #include "testutil.h"
+#include "testutilregex.h"
 
 using namespace Hitscope;
+using TestUtil::parseRegex;
 
 namespace {
-
-Regex parse(const char *pattern, bool caseless = false)
-{
-    RegexFlags flags;
-    flags.caseless = caseless;
-    RegexParser::Result r = RegexParser::parse(pattern, flags);
-    if (!r.error.isEmpty())
-        qFatal("bad test pattern %s", pattern);
-    return std::move(r.regex);
-}
 
 QByteArray atomText(const AtomExtractor::Atom &atom)
 {
@@ -48,7 +39,7 @@ QByteArray atomText(const AtomExtractor::Atom &atom)
 std::set<QByteArray> atomTexts(const char *pattern, bool caseless = false)
 {
     std::set<QByteArray> out;
-    for (const auto &a : AtomExtractor::extract(parse(pattern, caseless)).atoms)
+    for (const auto &a : AtomExtractor::extract(parseRegex(pattern, caseless)).atoms)
         out.insert(atomText(a));
     return out;
 }
@@ -81,9 +72,9 @@ private Q_SLOTS:
         QCOMPARE(atomTexts("[a-z]*@example\\.com"), (std::set<QByteArray> { "@exa" }));
         QCOMPARE(atomTexts("(foo)?barbaz"), (std::set<QByteArray> { "barb" }));
         // Nothing every match contains: no atoms.
-        QVERIFY(AtomExtractor::extract(parse("[a-z]+")).quality < 8);
+        QVERIFY(AtomExtractor::extract(parseRegex("[a-z]+")).quality < 8);
         QVERIFY(atomTexts("(abc)?").empty());
-        QVERIFY(AtomExtractor::extract(parse("abc|[0-9]+")).quality < 8);
+        QVERIFY(AtomExtractor::extract(parseRegex("abc|[0-9]+")).quality < 8);
         // Zero bytes are common: four of them make a weak atom.
         const auto zeros = AtomExtractor::extract(Regex::fromLiteral("\0\0\0\0\0\0", 6));
         const auto text = AtomExtractor::extract(Regex::fromLiteral("GLIBC_", 6));

@@ -12,25 +12,16 @@
 #include <QRandomGenerator>
 #include <QTest>
 
-#include "automata/regexparser.h"
 #include "automata/sequencescreen.h"
+#include "testutilregex.h"
 
 using namespace Hitscope;
+using TestUtil::parseRegex;
 
 namespace {
 
 using Sequence = SequenceScreen::Sequence;
 using Found = std::set<std::pair<uint32_t, int64_t>>; // tag, end
-
-Regex parse(const char *pattern, bool caseless = false)
-{
-    RegexFlags flags;
-    flags.caseless = caseless;
-    RegexParser::Result r = RegexParser::parse(pattern, flags);
-    if (!r.error.isEmpty())
-        qFatal("bad test pattern %s", pattern);
-    return std::move(r.regex);
-}
 
 Sequence bytes(const QByteArray &text)
 {
@@ -116,27 +107,27 @@ private Q_SLOTS:
     void expand()
     {
         // A literal is one sequence; nocase letters are sets of two.
-        QCOMPARE(SequenceScreen::expand(parse("GLIBC"), 16), std::vector<Sequence> { bytes("GLIBC") });
-        const auto nocase = SequenceScreen::expand(parse("ab", true), 16);
+        QCOMPARE(SequenceScreen::expand(parseRegex("GLIBC"), 16), std::vector<Sequence> { bytes("GLIBC") });
+        const auto nocase = SequenceScreen::expand(parseRegex("ab", true), 16);
         QCOMPARE(nocase.size(), size_t(1));
         QCOMPARE(nocase[0][0].count(), size_t(2));
         // Alternatives that differ in one position are one sequence with a set there; others stay apart.
-        const auto oneSet = SequenceScreen::expand(parse("\\x0f(\\x84|\\x85)[\\x00-\\xff]{2}(H|L)\\x8b"), 16);
+        const auto oneSet = SequenceScreen::expand(parseRegex("\\x0f(\\x84|\\x85)[\\x00-\\xff]{2}(H|L)\\x8b"), 16);
         QCOMPARE(oneSet.size(), size_t(1));
         QCOMPARE(oneSet[0].size(), size_t(6));
         QCOMPARE(oneSet[0][1].count(), size_t(2));
         QCOMPARE(oneSet[0][2].count(), size_t(256));
-        QCOMPARE(SequenceScreen::expand(parse("/bin/(ba)?sh"), 16).size(), size_t(2));
+        QCOMPARE(SequenceScreen::expand(parseRegex("/bin/(ba)?sh"), 16).size(), size_t(2));
         // A short jump is one sequence per length.
-        QCOMPARE(SequenceScreen::expand(parse("UH.{0,8}\\x83"), 16).size(), size_t(9));
+        QCOMPARE(SequenceScreen::expand(parseRegex("UH.{0,8}\\x83"), 16).size(), size_t(9));
         // Not sequences: unbounded, too many, too long, assertions, empty.
-        QVERIFY(SequenceScreen::expand(parse("ab(c|de)*f"), 16).empty());
-        QVERIFY(SequenceScreen::expand(parse("a.{0,20}b"), 16).empty());
-        QVERIFY(SequenceScreen::expand(parse(QByteArray(65, 'x').constData()), 16).empty());
-        QCOMPARE(SequenceScreen::expand(parse(QByteArray(64, 'x').constData()), 16).size(), size_t(1));
-        QVERIFY(SequenceScreen::expand(parse("\\bword\\b"), 16).empty());
-        QVERIFY(SequenceScreen::expand(parse("^MZ"), 16).empty());
-        QVERIFY(SequenceScreen::expand(parse("(ab)?"), 16).empty());
+        QVERIFY(SequenceScreen::expand(parseRegex("ab(c|de)*f"), 16).empty());
+        QVERIFY(SequenceScreen::expand(parseRegex("a.{0,20}b"), 16).empty());
+        QVERIFY(SequenceScreen::expand(parseRegex(QByteArray(65, 'x').constData()), 16).empty());
+        QCOMPARE(SequenceScreen::expand(parseRegex(QByteArray(64, 'x').constData()), 16).size(), size_t(1));
+        QVERIFY(SequenceScreen::expand(parseRegex("\\bword\\b"), 16).empty());
+        QVERIFY(SequenceScreen::expand(parseRegex("^MZ"), 16).empty());
+        QVERIFY(SequenceScreen::expand(parseRegex("(ab)?"), 16).empty());
     }
 
     void findsWhatComparingFinds_data()
