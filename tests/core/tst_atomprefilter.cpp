@@ -4,6 +4,7 @@
 #include <set>
 
 #include <QDir>
+#include <QFileInfo>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
@@ -307,6 +308,46 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QCOMPARE(patterns.size(), rules.patterns.size()); // every string is found somewhere
         QVERIFY2(longest > 3000, "no match near the scan limit: the test tests nothing");
         QCOMPARE(with.size(), without.size());
+        QVERIFY(with == without);
+    }
+
+    void windowsAtFileStartAndEnd()
+    {
+        // ^ and $ in windows: a window at a file's first byte starts in the file-start context, and one that
+        // reaches the file's end reports what only the end decides. Copies elsewhere, and in a large file's
+        // later chunks, are no matches.
+        QTemporaryDir tmp;
+        const QString rulesPath = tmp.filePath(QStringLiteral("r.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath, "rule head { strings: $h = /^MZ[a-z]{2}/ condition: $h }\n"
+                                               "rule tail { strings: $t = /end[0-9]{2}$/ condition: $t }\n"));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        PatternCatalog catalog = TestUtil::compileInSmallGroups(rules);
+        QVERIFY(catalog.prefilter);
+        for (size_t g = 0; g < catalog.groups.size(); ++g)
+            QVERIFY(catalog.prefilter->covers(int(g)) && catalog.prefilter->groupReach[g] > 0);
+        const QString dir = tmp.filePath(QStringLiteral("corpus"));
+        QVERIFY(QDir().mkpath(dir));
+        for (int f = 0; f < 3; ++f) {
+            QByteArray data(f == 2 ? (3 << 20) + 17 : 5000 + f * 333, '.');
+            for (qsizetype at = 100; at + 5 < data.size(); at += 70001)
+                data.replace(at, 9, "MZabend42");
+            if (f != 1) {
+                data.replace(0, 4, "MZxy");
+                data.replace(data.size() - 5, 5, "end77");
+            }
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
+        }
+        LaunchParams params;
+        params.batchBytes = 1 << 20;
+        params.segmentBytes = 64 << 10;
+        params.threads = 2;
+        const Hits with = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        catalog.prefilter.reset();
+        const Hits without = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        QCOMPARE(without.size(), size_t(4)); // a head and a tail in files 0 and 2
+        for (const auto &[path, pattern, offset, length] : without)
+            QVERIFY(offset == 0 || offset + length == QFileInfo(QString::fromLocal8Bit(path)).size());
         QVERIFY(with == without);
     }
 
