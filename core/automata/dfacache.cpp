@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QFile>
 
 #include "util/cachefile.h"
@@ -62,7 +63,8 @@ DfaCache::DfaCache(const QString &dir)
     m_program = hashBytes(kHashSeed, fields, sizeof fields);
 }
 
-DfaBuilder::Result DfaCache::build(const std::vector<DfaBuilder::Input> &inputs, int maxStates, bool *fromCache) const
+DfaBuilder::Result DfaCache::build(const std::vector<DfaBuilder::Input> &inputs, int maxStates, bool *fromCache,
+                                   double keepAfterMs) const
 {
     if (fromCache)
         *fromCache = false;
@@ -85,8 +87,11 @@ DfaBuilder::Result DfaCache::build(const std::vector<DfaBuilder::Input> &inputs,
             *fromCache = true;
         return result;
     }
+    QElapsedTimer timer;
+    timer.start();
     result = DfaBuilder::build(inputs, maxStates);
-    write(path, key, result);
+    if (double(timer.nsecsElapsed()) / 1e6 >= keepAfterMs)
+        write(path, key, result);
     return result;
 }
 

@@ -23,9 +23,10 @@ public:
     explicit DfaCache(const QString &dir);
 
     /// DfaBuilder::build(inputs, maxStates), or its result of an earlier run (then `fromCache` is set); an
-    /// exceeded budget is kept too.
+    /// exceeded budget is kept too. A build faster than `keepAfterMs` is not kept: for DFAs of single patterns,
+    /// most of which build in microseconds, where a file each would push merged groups out of the folder.
     DfaBuilder::Result build(const std::vector<DfaBuilder::Input> &inputs, int maxStates,
-                             bool *fromCache = nullptr) const;
+                             bool *fromCache = nullptr, double keepAfterMs = 0) const;
 
 private:
     bool read(const QString &path, uint64_t key, DfaBuilder::Result &out) const;

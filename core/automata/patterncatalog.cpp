@@ -567,7 +567,11 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         candidates.push_back(std::move(c));
     }
 
-    // Every pattern that could explode is built alone first, under the per-pattern budget.
+    // Every pattern that could explode is built alone first, under the per-pattern budget. The slow ones come
+    // from the cache folder on later runs: on mixed.yar, one regex that explodes and is relaxed took 62 ms of
+    // the CLI's 150 ms start-up on 2 cores, and a xor string 36 ms, while the 20 other patterns took 5 ms.
+    const DfaCache dfaCache(options.groupingHintDir);
+    constexpr double kKeepSoloAfterMs = 1;
     std::vector<size_t> soloIndex;
     for (size_t i = 0; i < candidates.size(); ++i)
         if (!candidates[i].literal)
@@ -575,13 +579,13 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     parallelFor(soloIndex.size(), threads, [&](size_t k, int) {
         Candidate &c = candidates[soloIndex[k]];
         const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
-        DfaBuilder::Result r = DfaBuilder::build({ { &exact, c.pattern } }, patternBudget);
+        DfaBuilder::Result r = dfaCache.build({ { &exact, c.pattern } }, patternBudget, nullptr, kKeepSoloAfterMs);
         // An exploding pattern gets its widest counted repeats unbounded, one, then two, four... then all,
         // until its DFA fits: that DFA finds every true end (and more, which verification drops).
         const std::vector<int> repeats = r.exceededBudget ? boundedRepeats(exact) : std::vector<int>();
         for (size_t count = 1; r.exceededBudget && !repeats.empty(); count = std::min(count * 2, repeats.size())) {
             Regex relaxed = relaxedRegex(exact, repeats, count);
-            r = DfaBuilder::build({ { &relaxed, c.pattern } }, patternBudget);
+            r = dfaCache.build({ { &relaxed, c.pattern } }, patternBudget, nullptr, kKeepSoloAfterMs);
             if (!r.exceededBudget) {
                 c.relaxed = std::move(relaxed);
                 c.verify = true;
@@ -635,11 +639,10 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     }
     const QString hintPath = options.groupingHintDir.isEmpty() ? QString() : groupingHintPath(options.groupingHintDir, hintKey);
     std::vector<BuiltGroup> built;
-    const DfaCache groupCache(options.groupingHintDir);
     int groupsFromCache = 0;
     if (auto hinted = hintPath.isEmpty() ? std::nullopt
                                          : buildFromHint(readGroupingHint(hintPath), candidates, rules, groupBudget,
-                                                         patternBudget, threads, groupCache, groupsFromCache)) {
+                                                         patternBudget, threads, dfaCache, groupsFromCache)) {
         built = std::move(*hinted);
         catalog.groupedFromHint = true;
         catalog.groupsFromCache = groupsFromCache;

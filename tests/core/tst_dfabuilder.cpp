@@ -386,6 +386,19 @@ void TestDfaBuilder::cacheGivesTheBuiltDfaAndIgnoresBadFiles()
     QVERIFY(again.open(QIODevice::ReadOnly));
     QCOMPARE(again.readAll(), good);
 
+    // A build faster than asked to be kept is not written; it is the same DFA.
+    const Regex quick = parse("q[0-9]z");
+    const auto before = QDir(tmp.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files);
+    const std::vector<DfaBuilder::Input> quickInputs { { &quick, 1 } };
+    QVERIFY(same(cache.build(quickInputs, 5000, nullptr, 1e9).dfa, DfaBuilder::build(quickInputs, 5000).dfa));
+    QCOMPARE(QDir(tmp.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files), before);
+    bool fromCache = true;
+    cache.build(quickInputs, 5000, &fromCache, 0);
+    QVERIFY(!fromCache);
+    QCOMPARE(QDir(tmp.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files).size(), before.size() + 1);
+    cache.build(quickInputs, 5000, &fromCache, 1e9);
+    QVERIFY(fromCache); // kept ones are read whatever the threshold
+
     // No folder: nothing kept, the DFA still built.
     QVERIFY(same(DfaCache(QString()).build(inputs, 5000).dfa, fresh.dfa));
 }

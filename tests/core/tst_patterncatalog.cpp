@@ -372,6 +372,23 @@ void TestPatternCatalog::relaxesExplodingPatterns()
         QVERIFY(catalog.groups[size_t(info.group)].unbounded());
     }
 
+    // With a cache folder, the slow builds that found the explosion are kept, and a later compile reads them: the
+    // same relaxed catalog, without building them again.
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        CompileOptions cached;
+        cached.groupingHintDir = dir.path();
+        const PatternCatalog first = PatternCatalog::compile(rules, cached);
+        QVERIFY(!QDir(dir.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files).isEmpty());
+        const PatternCatalog second = PatternCatalog::compile(rules, cached);
+        for (const PatternCatalog *c : { &first, &second }) {
+            QCOMPARE(c->fingerprint, catalog.fingerprint);
+            QVERIFY(c->patterns[0].verify);
+            QCOMPARE(c->patterns[0].group, catalog.patterns[0].group);
+        }
+    }
+
     const PatternCatalog alone = PatternCatalog::compile([&] {
         RuleSet one;
         one.patterns.push_back(rules.patterns[0]);
