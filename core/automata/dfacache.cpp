@@ -8,6 +8,7 @@
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QScopeGuard>
 
 #include "util/cachefile.h"
 #include "util/hash.h"
@@ -39,14 +40,16 @@ void append(QByteArray &out, const std::vector<T> &v)
     out.append(reinterpret_cast<const char *>(v.data()), qsizetype(v.size() * sizeof(T)));
 }
 
+// From a mapped file (offsets of whole elements: the tables follow the header at multiples of 4 bytes), without
+// zero-filling the vector first: the tables of a rule set are megabytes, every page of them a fault.
 template<typename T>
-bool take(const QByteArray &in, qsizetype &at, uint64_t count, std::vector<T> &v)
+bool take(const uchar *in, qint64 size, qint64 &at, uint64_t count, std::vector<T> &v)
 {
-    if (count > uint64_t(in.size() - at) / sizeof(T))
+    if (count > uint64_t(size - at) / sizeof(T) || at % qint64(alignof(T)) != 0)
         return false;
-    v.resize(size_t(count));
-    std::memcpy(v.data(), in.constData() + at, size_t(count) * sizeof(T));
-    at += qsizetype(count * sizeof(T));
+    const T *first = reinterpret_cast<const T *>(in + at);
+    v.assign(first, first + count);
+    at += qint64(count * sizeof(T));
     return true;
 }
 
@@ -97,31 +100,38 @@ DfaBuilder::Result DfaCache::build(const std::vector<DfaBuilder::Input> &inputs,
 
 bool DfaCache::read(const QString &path, uint64_t key, DfaBuilder::Result &out) const
 {
+    // Mapped rather than read into a buffer and copied again: in a VM each fresh page costs a fault of several
+    // microseconds, and the mapping's pages are the page cache's own.
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         return false;
-    const QByteArray in = file.readAll();
+    const qint64 size = file.size();
     Header h {};
-    if (in.size() < qsizetype(sizeof h + sizeof(uint64_t) + 256))
+    if (size < qint64(sizeof h + sizeof(uint64_t) + 256))
         return false;
-    std::memcpy(&h, in.constData(), sizeof h);
+    const uchar *in = file.map(0, size);
+    if (!in)
+        return false;
+    const auto unmap = qScopeGuard([&] { file.unmap(const_cast<uchar *>(in)); });
+    std::memcpy(&h, in, sizeof h);
     if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.key != key)
         return false;
     uint64_t sum = 0;
-    std::memcpy(&sum, in.constData() + in.size() - sizeof sum, sizeof sum);
-    if (sum != hashBytes(kHashSeed, in.constData(), size_t(in.size()) - sizeof sum))
+    std::memcpy(&sum, in + size - qint64(sizeof sum), sizeof sum);
+    if (sum != hashBytes(kHashSeed, in, size_t(size) - sizeof sum))
         return false;
     Dfa &d = out.dfa;
-    qsizetype at = sizeof h;
-    std::memcpy(d.byteClass.data(), in.constData() + at, 256);
+    qint64 at = sizeof h;
+    std::memcpy(d.byteClass.data(), in + at, 256);
     at += 256;
     d.numStates = h.numStates;
     d.numClasses = h.numClasses;
     d.dead = h.dead;
     for (int i = 0; i < 3; ++i)
         d.start[size_t(i)] = h.start[i];
-    if (!take(in, at, h.transitions, d.transitions) || !take(in, at, h.acceptIndex, d.acceptIndex)
-        || !take(in, at, h.acceptEntries, d.acceptEntries))
+    const qint64 tables = size - qint64(sizeof sum);
+    if (!take(in, tables, at, h.transitions, d.transitions) || !take(in, tables, at, h.acceptIndex, d.acceptIndex)
+        || !take(in, tables, at, h.acceptEntries, d.acceptEntries))
         return false;
     out.exceededBudget = h.exceeded != 0;
     out.statesBeforeMinimization = int(h.statesBeforeMinimization);
