@@ -929,6 +929,11 @@ QString CpuEngine::name() const
     return QStringLiteral("cpu");
 }
 
+int64_t CpuEngine::preferredBatchBytes() const
+{
+    return hardwareThreads() <= 4 ? int64_t(16) << 20 : int64_t(32) << 20;
+}
+
 void CpuEngine::setCountedPatterns(const std::vector<bool> &counted)
 {
     m_counted.assign(counted.begin(), counted.end());

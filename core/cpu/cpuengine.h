@@ -16,9 +16,10 @@ class CpuEngine : public Engine
 {
 public:
     QString name() const override;
-    /// 32 MiB: the scan's six batch buffers are first touched by reading, and the kernel zeroes each page then;
-    /// at 64 MiB that cost the 2-core machine about 0.2 s of system time on a 1 GiB corpus (docs/benchmarks.md).
-    int64_t preferredBatchBytes() const override { return 32 << 20; }
+    /// 16 MiB on up to 4 cores, else 32 MiB. The scan's batch buffers are first touched by reading, and the
+    /// kernel zeroes each page then: in the 2-core VM that cost 0.2-0.3 s of a 0.9 s scan at 32 MiB whenever
+    /// the host had taken back the VM's free memory, which it does between runs (docs/benchmarks.md).
+    int64_t preferredBatchBytes() const override;
     /// Four: one being read, one scanned, one whose starts are found, one whose files are reported. The GPU
     /// engine's others hold batches on their way to the device; here they would only be more fresh memory
     /// (zeroed by the kernel on first touch: 16% of the CPU time of a 1 GiB scan on the 2-core machine).
