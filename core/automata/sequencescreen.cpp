@@ -102,6 +102,77 @@ BucketNibbles merged(BucketNibbles a, const BucketNibbles &b)
     return a;
 }
 
+/// A bucket's bytes per anchor position, exactly. The VBMI loop first looks each byte up in one pass of exact
+/// tables that hold every anchor (BucketBytes), and runs the nibble passes only over the 64 bytes where that pass
+/// finds a candidate: exact tables let through only each anchor's own bytes per position, where nibble tables
+/// of a bucket let through every low nibble of one anchor with every high nibble of another.
+struct BucketBytes
+{
+    std::array<std::array<uint64_t, 4>, kAnchor> sets {};
+
+    double passRate() const
+    {
+        double rate = 1;
+        for (int j = 0; j < kAnchor; ++j) {
+            double s = 0;
+            for (int b = 0; b < 256; ++b)
+                if (sets[size_t(j)][size_t(b >> 6)] >> (b & 63) & 1)
+                    s += byteShare(b);
+            rate *= std::min(1.0, s);
+        }
+        return rate;
+    }
+};
+
+BucketBytes bytesOf(const std::vector<std::array<uint64_t, 4>> &bits, int anchor)
+{
+    BucketBytes n;
+    for (int j = 0; j < kAnchor; ++j)
+        n.sets[size_t(j)] = anchor + j < int(bits.size()) ? bits[size_t(anchor + j)]
+                                                          : std::array<uint64_t, 4> { ~0ull, ~0ull, ~0ull, ~0ull };
+    return n;
+}
+
+BucketBytes merged(BucketBytes a, const BucketBytes &b)
+{
+    for (int j = 0; j < kAnchor; ++j)
+        for (int w = 0; w < 4; ++w)
+            a.sets[size_t(j)][size_t(w)] |= b.sets[size_t(j)][size_t(w)];
+    return a;
+}
+
+/// Units (sequences sharing an anchor) into `passes` passes of kBuckets buckets: weakest anchors first, each into
+/// the bucket it makes least worse, so that strong anchors share buckets with each other, not with a weak one
+/// that would let most bytes through. Returns the sequences per bucket and each bucket's sets.
+template<typename Sets, typename SetsOf>
+std::vector<std::vector<int>> assignBuckets(const std::vector<std::vector<int>> &units, int passes, SetsOf setsOf,
+                                            std::vector<Sets> &sets)
+{
+    std::vector<std::vector<int>> buckets(size_t(passes * kBuckets));
+    sets.assign(buckets.size(), {});
+    std::vector<double> rate(buckets.size(), 0);
+    std::vector<std::pair<double, size_t>> order;
+    for (size_t u = 0; u < units.size(); ++u)
+        order.emplace_back(setsOf(units[u].front()).passRate(), u);
+    std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (const auto &[own, u] : order) {
+        const Sets n = setsOf(units[u].front());
+        size_t best = 0;
+        double bestCost = 2;
+        for (size_t b = 0; b < buckets.size(); ++b) {
+            const double cost = buckets[b].empty() ? own : merged(sets[b], n).passRate() - rate[b];
+            if (cost < bestCost) {
+                bestCost = cost;
+                best = b;
+            }
+        }
+        sets[best] = buckets[best].empty() ? n : merged(sets[best], n);
+        rate[best] = sets[best].passRate();
+        buckets[best].insert(buckets[best].end(), units[u].begin(), units[u].end());
+    }
+    return buckets;
+}
+
 /// The candidate loop without vectors, also for what the vector loops leave at the end: positions [i, end),
 /// reading bytes past n as matching anything (a short sequence's anchor is shorter than four).
 int64_t candidatesScalar(const uint8_t *data, int64_t n, int64_t i, int64_t end, const uint8_t *lo,
@@ -174,6 +245,58 @@ __attribute__((target("avx512f,avx512bw"))) int64_t candidatesAvx512(const uint8
             h[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
         }
         for (int p = 0; p < passes; ++p) {
+            __m512i m = _mm512_set1_epi8(char(0xff));
+            for (int j = 0; j < kAnchor; ++j) {
+                const __m512i tl = _mm512_loadu_si512(lo + (p * kAnchor + j) * kTable);
+                const __m512i th = _mm512_loadu_si512(hi + (p * kAnchor + j) * kTable);
+                m = _mm512_and_si512(m, _mm512_and_si512(_mm512_shuffle_epi8(tl, l[j]), _mm512_shuffle_epi8(th, h[j])));
+            }
+            const uint64_t hit = _mm512_test_epi8_mask(m, m);
+            if (hit) [[unlikely]] {
+                alignas(64) uint8_t bytes[64];
+                _mm512_store_si512(bytes, m);
+                for (uint64_t bits = hit; bits; bits &= bits - 1) {
+                    const int k = std::countr_zero(bits);
+                    out[count++] = { i + k, uint16_t(p), bytes[k] };
+                }
+            }
+        }
+    }
+    return i;
+}
+
+// As candidatesAvx512 (SequenceScreen::m_gated): passes [0, ungated) over every 64 bytes, the others only where
+// the gate finds a candidate. The gate is one pass of exact tables over the gated passes' anchors: 256 bytes per
+// anchor position, looked up as two halves of 128 by a byte's low seven bits, the half chosen by its top bit. What
+// it lets through is a superset of what they do; nibble tables could not be that selective over so many anchors
+// (a bucket's tables let through every low nibble of one anchor with every high nibble of another).
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t candidatesVbmi(const uint8_t *data, int64_t i,
+                                                                               int64_t end, const uint8_t *gate,
+                                                                               const uint8_t *lo, const uint8_t *hi,
+                                                                               int passes, int ungated,
+                                                                               Candidate *out, size_t &count)
+{
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    __m512i t[kAnchor][4];
+    for (int j = 0; j < kAnchor; ++j)
+        for (int q = 0; q < 4; ++q)
+            t[j][q] = _mm512_loadu_si512(gate + j * 256 + q * 64);
+    for (; i < end && count + size_t(64 * passes) <= kRoom; i += 64) {
+        __m512i v[kAnchor], l[kAnchor], h[kAnchor];
+        __m512i open = _mm512_set1_epi8(char(0xff));
+        for (int j = 0; j < kAnchor; ++j) {
+            v[j] = _mm512_loadu_si512(data + i + j);
+            l[j] = _mm512_and_si512(v[j], low);
+            h[j] = _mm512_and_si512(_mm512_srli_epi16(v[j], 4), low);
+            if (ungated < passes) {
+                const __mmask64 high = _mm512_movepi8_mask(v[j]);
+                const __m512i a = _mm512_maskz_permutex2var_epi8(_knot_mask64(high), t[j][0], v[j], t[j][1]);
+                const __m512i b = _mm512_maskz_permutex2var_epi8(high, t[j][2], v[j], t[j][3]);
+                open = _mm512_ternarylogic_epi32(open, a, b, 0xe0); // open & (a | b)
+            }
+        }
+        const int todo = ungated < passes && _mm512_test_epi8_mask(open, open) ? passes : ungated;
+        for (int p = 0; p < todo; ++p) {
             __m512i m = _mm512_set1_epi8(char(0xff));
             for (int j = 0; j < kAnchor; ++j) {
                 const __m512i tl = _mm512_loadu_si512(lo + (p * kAnchor + j) * kTable);
@@ -316,6 +439,8 @@ std::vector<SequenceScreen::Sequence> SequenceScreen::expand(const Regex &regex,
 
 SequenceScreen::Isa SequenceScreen::best()
 {
+    if (supported(Isa::Avx512Vbmi))
+        return Isa::Avx512Vbmi;
     if (supported(Isa::Avx512))
         return Isa::Avx512;
     if (supported(Isa::Avx2))
@@ -333,6 +458,8 @@ bool SequenceScreen::supported(Isa isa)
         return __builtin_cpu_supports("avx2");
     case Isa::Avx512:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    case Isa::Avx512Vbmi:
+        return supported(Isa::Avx512) && __builtin_cpu_supports("avx512vbmi");
     }
     return false;
 #else
@@ -388,16 +515,37 @@ void SequenceScreen::add(const Sequence &sequence, uint32_t tag)
     m_sequences.push_back(std::move(e));
 }
 
+void SequenceScreen::addPasses(Layout &layout, const std::vector<std::vector<int>> &units, size_t first,
+                               size_t last, size_t unitsPerPass) const
+{
+    const int passes = int((last - first + unitsPerPass - 1) / unitsPerPass);
+    std::vector<BucketNibbles> nibbles;
+    const std::vector<std::vector<int>> buckets = assignBuckets(
+        std::vector<std::vector<int>>(units.begin() + ptrdiff_t(first), units.begin() + ptrdiff_t(last)), passes,
+        [&](int i) { return nibblesOf(m_sequences[size_t(i)].bits, m_sequences[size_t(i)].anchor); }, nibbles);
+    layout.lo.resize(size_t((layout.passes + passes) * kAnchor * kTable), 0);
+    layout.hi.resize(layout.lo.size(), 0);
+    for (size_t b = 0; b < buckets.size(); ++b) {
+        const size_t pass = size_t(layout.passes) + b / kBuckets;
+        const uint8_t bit = uint8_t(1u << (b % kBuckets));
+        for (int j = 0; j < kAnchor && !buckets[b].empty(); ++j)
+            for (int v = 0; v < kTable; ++v) {
+                if (nibbles[b].lo[size_t(j)] >> (v % 16) & 1)
+                    layout.lo[(pass * kAnchor + size_t(j)) * kTable + size_t(v)] |= bit;
+                if (nibbles[b].hi[size_t(j)] >> (v % 16) & 1)
+                    layout.hi[(pass * kAnchor + size_t(j)) * kTable + size_t(v)] |= bit;
+            }
+    }
+    layout.buckets.insert(layout.buckets.end(), buckets.begin(), buckets.end());
+    layout.passes += passes;
+}
+
 void SequenceScreen::build()
 {
     m_runs.clear();
     std::vector<int> anchored;
     for (int i = 0; i < int(m_sequences.size()); ++i)
         (m_sequences[size_t(i)].runByte >= 0 ? m_runs : anchored).push_back(i);
-    std::vector<BucketNibbles> nibbles;
-    std::vector<double> rate;
-    // Weakest anchors first, each into the bucket it makes least worse: strong anchors then share buckets with
-    // each other, not with a weak one that would let most bytes through.
     // Sequences with the same anchor (a hex string's jump made into several lengths, say) take one place.
     auto anchorOf = [&](int i) {
         const Entry &e = m_sequences[size_t(i)];
@@ -413,47 +561,30 @@ void SequenceScreen::build()
             units.emplace_back();
         units.back().push_back(anchored[k]);
     }
-    m_passes = int((units.size() + kAnchorsPerPass - 1) / kAnchorsPerPass);
-    m_buckets.assign(size_t(m_passes * kBuckets), {});
-    nibbles.assign(m_buckets.size(), {});
-    rate.assign(m_buckets.size(), 0);
-    std::vector<std::pair<double, size_t>> order;
-    for (size_t u = 0; u < units.size(); ++u) {
-        const Entry &e = m_sequences[size_t(units[u].front())];
-        order.emplace_back(nibblesOf(e.bits, e.anchor).passRate(), u);
-    }
-    std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
-    for (const auto &[own, u] : order) {
-        const Entry &e = m_sequences[size_t(units[u].front())];
-        const BucketNibbles n = nibblesOf(e.bits, e.anchor);
-        size_t best = 0;
-        double bestCost = 2;
-        for (size_t b = 0; b < m_buckets.size(); ++b) {
-            const double cost = m_buckets[b].empty() ? own : merged(nibbles[b], n).passRate() - rate[b];
-            if (cost < bestCost) {
-                bestCost = cost;
-                best = b;
-            }
-        }
-        nibbles[best] = m_buckets[best].empty() ? n : merged(nibbles[best], n);
-        rate[best] = nibbles[best].passRate();
-        m_buckets[best].insert(m_buckets[best].end(), units[u].begin(), units[u].end());
-    }
-    m_lo.assign(size_t(m_passes * kAnchor * kTable), 0);
-    m_hi.assign(m_lo.size(), 0);
-    for (size_t b = 0; b < m_buckets.size(); ++b) {
-        if (m_buckets[b].empty())
-            continue;
-        const size_t pass = b / kBuckets;
-        const uint8_t bit = uint8_t(1u << (b % kBuckets));
-        for (int j = 0; j < kAnchor; ++j)
-            for (int v = 0; v < kTable; ++v) {
-                if (nibbles[b].lo[size_t(j)] >> (v % 16) & 1)
-                    m_lo[(pass * kAnchor + size_t(j)) * kTable + size_t(v)] |= bit;
-                if (nibbles[b].hi[size_t(j)] >> (v % 16) & 1)
-                    m_hi[(pass * kAnchor + size_t(j)) * kTable + size_t(v)] |= bit;
-            }
-    }
+    m_plain = {};
+    addPasses(m_plain, units, 0, units.size(), kAnchorsPerPass);
+
+    // Weakest first: they make the ungated pass, the rest are gated. With no more than kBuckets units, no gate.
+    auto rateOf = [&](const std::vector<int> &unit) {
+        return bytesOf(m_sequences[size_t(unit.front())].bits, m_sequences[size_t(unit.front())].anchor).passRate();
+    };
+    std::stable_sort(units.begin(), units.end(),
+                     [&](const std::vector<int> &a, const std::vector<int> &b) { return rateOf(a) > rateOf(b); });
+    const size_t ungated = std::min(units.size(), size_t(kBuckets));
+    m_gated = {};
+    addPasses(m_gated, units, 0, ungated, kBuckets);
+    m_ungatedPasses = m_gated.passes;
+    addPasses(m_gated, units, ungated, units.size(), kAnchorsPerPass);
+    std::vector<BucketBytes> bytes;
+    const std::vector<std::vector<int>> gateBuckets = assignBuckets(
+        std::vector<std::vector<int>>(units.begin() + ptrdiff_t(ungated), units.end()), ungated < units.size() ? 1 : 0,
+        [&](int i) { return bytesOf(m_sequences[size_t(i)].bits, m_sequences[size_t(i)].anchor); }, bytes);
+    m_gate.assign(size_t(kAnchor * 256), 0);
+    for (size_t b = 0; b < gateBuckets.size(); ++b)
+        for (int j = 0; j < kAnchor && !gateBuckets[b].empty(); ++j)
+            for (int v = 0; v < 256; ++v)
+                if (bytes[b].sets[size_t(j)][size_t(v >> 6)] >> (v & 63) & 1)
+                    m_gate[size_t(j * 256 + v)] |= uint8_t(1u << b);
     m_isa = best();
 }
 
@@ -465,12 +596,13 @@ bool SequenceScreen::verify(const Entry &e, const uint8_t *p) const
     return true;
 }
 
-void SequenceScreen::verifyCandidates(const Candidate *c, size_t count, const uint8_t *data, int64_t n,
-                                      int64_t from, int64_t to, std::vector<Match> &out) const
+void SequenceScreen::verifyCandidates(const Layout &layout, const Candidate *c, size_t count, const uint8_t *data,
+                                      int64_t n, int64_t from, int64_t to, std::vector<Match> &out) const
 {
     for (size_t k = 0; k < count; ++k) {
         for (unsigned bits = c[k].buckets; bits; bits &= bits - 1) {
-            const std::vector<int> &bucket = m_buckets[size_t(c[k].pass) * kBuckets + size_t(std::countr_zero(bits))];
+            const std::vector<int> &bucket
+                = layout.buckets[size_t(c[k].pass) * kBuckets + size_t(std::countr_zero(bits))];
             for (int i : bucket) {
                 const Entry &e = m_sequences[size_t(i)];
                 const int64_t start = int64_t(c[k].pos) - e.anchor;
@@ -545,13 +677,17 @@ void SequenceScreen::scan(const uint8_t *data, int64_t n, int64_t from, int64_t 
 {
     if (!m_runs.empty())
         findRuns(data, n, from, to, runs, isa);
-    if (m_passes == 0 || n <= 0)
+    if (m_plain.passes == 0 || n <= 0)
         return;
     // On the stack: scan() runs once per segment, and a buffer from the heap of this size is fresh pages from
     // the kernel every time.
     Candidate candidates[kRoom];
-    if (size_t(m_passes) * 64 > kRoom)
-        isa = Isa::Scalar; // the vector loops need room for a step's candidates of every pass
+    // The vector loops need room for a step's candidates of every pass.
+    if (isa == Isa::Avx512Vbmi && size_t(m_gated.passes) * 64 > kRoom)
+        isa = Isa::Avx512;
+    if (size_t(m_plain.passes) * 64 > kRoom)
+        isa = Isa::Scalar;
+    const Layout &layout = isa == Isa::Avx512Vbmi ? m_gated : m_plain;
     // A match that ends at `from` or later starts at most kMaxLength - 1 bytes before it, and its anchor lies
     // inside it, before its end.
     int64_t i = std::max<int64_t>(0, from - (kMaxLength - 1));
@@ -562,19 +698,26 @@ void SequenceScreen::scan(const uint8_t *data, int64_t n, int64_t from, int64_t 
         // the scalar loop takes the end only.
         int64_t vectorEnd = i;
 #ifdef HITSCOPE_SCREEN_X86
-        if (isa == Isa::Avx512) {
+        if (isa == Isa::Avx512Vbmi) {
             vectorEnd = std::min(last, n - 66);
-            i = candidatesAvx512(data, i, vectorEnd, m_lo.data(), m_hi.data(), m_passes, candidates, count);
+            i = candidatesVbmi(data, i, vectorEnd, m_gate.data(), layout.lo.data(), layout.hi.data(), layout.passes,
+                               m_ungatedPasses, candidates, count);
+        } else if (isa == Isa::Avx512) {
+            vectorEnd = std::min(last, n - 66);
+            i = candidatesAvx512(data, i, vectorEnd, layout.lo.data(), layout.hi.data(), layout.passes, candidates,
+                                 count);
         } else if (isa == Isa::Avx2) {
             vectorEnd = std::min(last, n - 34);
-            i = candidatesAvx2(data, i, vectorEnd, m_lo.data(), m_hi.data(), m_passes, candidates, count);
+            i = candidatesAvx2(data, i, vectorEnd, layout.lo.data(), layout.hi.data(), layout.passes, candidates,
+                               count);
         }
 #else
         (void)isa;
 #endif
         if (i >= vectorEnd)
-            i = candidatesScalar(data, n, i, last, m_lo.data(), m_hi.data(), m_passes, candidates, count);
-        verifyCandidates(candidates, count, data, n, from, to, out);
+            i = candidatesScalar(data, n, i, last, layout.lo.data(), layout.hi.data(), layout.passes, candidates,
+                                 count);
+        verifyCandidates(layout, candidates, count, data, n, from, to, out);
     }
 }
 

@@ -19,6 +19,9 @@ namespace Hitscope {
  * bucket is a candidate (the Teddy scheme of Hyperscan). Candidates are then checked against every sequence
  * of the bucket, position by position, so that what comes out is exact.
  *
+ * With AVX-512 VBMI, one more pass of exact 256-entry tables over most anchors comes first, and the nibble passes
+ * of those anchors run only over the 64 bytes where it finds a candidate.
+ *
  * A sequence of one byte repeated (sixteen zero bytes) would make a candidate of every byte of a run: such
  * sequences are found as runs instead, and a run reports the whole range of its ends at once.
  */
@@ -27,7 +30,7 @@ class SequenceScreen
 public:
     using Sequence = std::vector<ByteSet>;
     /// Instruction sets of the candidate loop; best() is the widest the CPU runs.
-    enum class Isa { Scalar, Avx2, Avx512 };
+    enum class Isa { Scalar, Avx2, Avx512, Avx512Vbmi };
 
     struct Match
     {
@@ -53,7 +56,7 @@ public:
 
     bool empty() const { return m_sequences.empty(); }
     size_t size() const { return m_sequences.size(); }
-    int passes() const { return m_passes; }
+    int passes() const { return m_plain.passes; }
 
     /// The widest Isa this CPU runs, and whether it runs `isa`.
     static Isa best();
@@ -94,18 +97,33 @@ private:
         uint32_t anchorValue = 0;
     };
 
+    /// Anchors in passes of kBuckets buckets, with their nibble tables.
+    struct Layout
+    {
+        /// Per pass and bucket (pass * kBuckets + bucket): the sequences anchored there.
+        std::vector<std::vector<int>> buckets;
+        /// Per pass and anchor position, 16 bytes per nibble value: the buckets whose anchors allow it, a bit each.
+        std::vector<uint8_t> lo, hi;
+        int passes = 0;
+    };
+
     bool verify(const Entry &e, const uint8_t *p) const;
-    void verifyCandidates(const Candidate *c, size_t count, const uint8_t *data, int64_t n, int64_t from,
-                          int64_t to, std::vector<Match> &out) const;
+    void verifyCandidates(const Layout &layout, const Candidate *c, size_t count, const uint8_t *data, int64_t n,
+                          int64_t from, int64_t to, std::vector<Match> &out) const;
     void findRuns(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Run> &runs, Isa isa) const;
+    /// Units [first, last) (sequences sharing an anchor), `unitsPerPass` to a pass, appended to `layout`.
+    void addPasses(Layout &layout, const std::vector<std::vector<int>> &units, size_t first, size_t last,
+                   size_t unitsPerPass) const;
 
     std::vector<Entry> m_sequences;
     std::vector<int> m_runs; ///< sequences found as runs
-    /// Per pass and bucket (pass * kBuckets + bucket): the sequences anchored there.
-    std::vector<std::vector<int>> m_buckets;
-    /// Per pass and anchor position, 16 bytes per nibble value: the buckets whose anchors allow it, a bit each.
-    std::vector<uint8_t> m_lo, m_hi;
-    int m_passes = 0;
+    Layout m_plain;
+    /// For the VBMI loop: the weakest anchors (kBuckets of them, one a bucket) in a first pass, run over every
+    /// byte; the others in passes run only over the 64 bytes where one pass of exact tables over them finds a
+    /// candidate (`m_gate`: per anchor position 256 bytes, the buckets allowing each byte).
+    Layout m_gated;
+    int m_ungatedPasses = 0;
+    std::vector<uint8_t> m_gate;
     Isa m_isa = Isa::Scalar;
 };
 

@@ -134,8 +134,12 @@ private Q_SLOTS:
     {
         QTest::addColumn<int>("count");
         QTest::addColumn<uint>("seed");
-        QTest::newRow("a few, one pass") << 6 << 11u;
-        QTest::newRow("many, several passes") << 150 << 12u;
+        QTest::addColumn<bool>("anyByte");
+        QTest::newRow("a few, one pass") << 6 << 11u << false;
+        QTest::newRow("many, several passes") << 150 << 12u << false;
+        // Every byte value in sequences and data: matches are mostly the planted ones, and most 64-byte steps of
+        // the VBMI loop are closed by its gate (high bytes take the other half of its tables).
+        QTest::newRow("many, every byte value") << 150 << 13u << true;
     }
 
     void findsWhatComparingFinds()
@@ -145,7 +149,11 @@ private Q_SLOTS:
         // and across the 32- and 64-byte steps of the vector loops.
         QFETCH(int, count);
         QFETCH(uint, seed);
+        QFETCH(bool, anyByte);
         QRandomGenerator rng(seed);
+        auto randomByte = [&](int alphabet) {
+            return uint8_t(anyByte ? rng.bounded(256) : "abcdez\x00\xff"[rng.bounded(alphabet)]);
+        };
         std::vector<Sequence> sequences;
         for (int q = 0; q < count; ++q) {
             Sequence s;
@@ -156,7 +164,7 @@ private Q_SLOTS:
             for (int k = 0; k < length; ++k) {
                 ByteSet set;
                 // A small alphabet, so that sequences occur in the random data too, not only where planted.
-                set.set(uint8_t("abcdez\x00\xff"[rng.bounded(8)]));
+                set.set(randomByte(8));
                 if (rng.bounded(6) == 0)
                     set.set(size_t(rng.bounded(256)));
                 if (kind == 3 && k == 2)
@@ -191,7 +199,7 @@ private Q_SLOTS:
             // Sizes that are and are not multiples of the vector loops' steps and of the run finder's words.
             QByteArray data(round == 3 ? 4096 : 300 + int(rng.bounded(5000)), '\0');
             for (char &c : data)
-                c = "abcdez\x00\xff"[rng.bounded(round % 2 ? 8 : 6)];
+                c = char(randomByte(round % 2 ? 8 : 6));
             const int64_t from = round < 2 ? 0 : int64_t(rng.bounded(int(data.size() / 2)));
             const int64_t to = round < 2 ? data.size() : from + int64_t(rng.bounded(int(data.size() - from))) + 1;
             std::vector<int64_t> places { 0, from - 1, from, from + 1, to - 2, to - 1, to, 31, 32, 63, 64, 95 };
@@ -208,7 +216,8 @@ private Q_SLOTS:
             }
             const Found want = bruteForce(sequences, data, from, to);
             QVERIFY(!want.empty());
-            for (auto isa : { SequenceScreen::Isa::Scalar, SequenceScreen::Isa::Avx2, SequenceScreen::Isa::Avx512 }) {
+            for (auto isa : { SequenceScreen::Isa::Scalar, SequenceScreen::Isa::Avx2, SequenceScreen::Isa::Avx512,
+                              SequenceScreen::Isa::Avx512Vbmi }) {
                 if (!SequenceScreen::supported(isa))
                     continue;
                 size_t duplicates = 0;
