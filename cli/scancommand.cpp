@@ -111,6 +111,10 @@ int runScanCommand(const CliArgs &args)
         compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
         catalog = PatternCatalog::compile(rules, compile);
     });
+    // The walk starts now too: listing the folders (a stat per file) is a fifth of a cached scan's work on 2
+    // cores, and the compile leaves a core idle most of its time.
+    auto walked = std::make_unique<WalkAhead>(args.paths, Scanner::walkOptions(args.walk, args.params.threads),
+                                              nullptr);
     std::unique_ptr<GpuEngine> gpu;
     QString gpuNotice, gpuError;
     if (args.engine != CliArgs::Engine::Cpu) {
@@ -325,7 +329,7 @@ int runScanCommand(const CliArgs &args)
             telemetry.write(QJsonDocument(t.toJson()).toJson(QJsonDocument::Compact) + '\n');
     };
 
-    const ScanSummary summary = scanner.run(args.paths, args.walk, params, cb);
+    const ScanSummary summary = scanner.run(args.paths, args.walk, params, cb, std::move(walked));
     g_scanner = nullptr;
 
     const int exitCode = !summary.error.isEmpty() ? 1 : (problems > 0 || !rejections.empty() || summary.cancelled) ? 2 : 0;

@@ -540,8 +540,19 @@ int Scanner::walkListThreads(int threads)
     return threads >= 8 ? std::min(4, threads / 4) : 0;
 }
 
+WalkOptions Scanner::walkOptions(const WalkOptions &walk, int threads)
+{
+    // The batcher opens every file it reads and reports one it cannot open: the walk need not open them too,
+    // but for large ones, which would take a batch's room unread.
+    WalkOptions options = walk;
+    options.testReadableFrom = 1 << 20;
+    options.listThreads = walkListThreads(threads > 0 ? threads : hardwareThreads());
+    options.listNice = kReadNice;
+    return options;
+}
+
 ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, const LaunchParams &initial,
-                         const Callbacks &callbacks)
+                         const Callbacks &callbacks, std::unique_ptr<WalkAhead> walked)
 {
     const auto t0 = Clock::now();
     // When each batch was read, scanned and resolved, on stderr: which stage holds the others up.
@@ -591,16 +602,9 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         };
         applySizes();
         // The walk runs ahead on a thread of its own: once it has ended, the batcher knows what is left.
-        // The batcher opens every file it reads and reports one it cannot open: the walk need not open them too,
-        // but for large ones, which would take a batch's room unread.
-        WalkOptions walkOptions = walk;
-        walkOptions.testReadableFrom = 1 << 20;
-        {
-            const LaunchParams p = currentParams();
-            walkOptions.listThreads = walkListThreads(p.threads > 0 ? p.threads : hardwareThreads());
-            walkOptions.listNice = kReadNice;
-        }
-        WalkAhead walker(paths, walkOptions, &m_cancel);
+        if (!walked)
+            walked = std::make_unique<WalkAhead>(paths, walkOptions(walk, currentParams().threads), &m_cancel);
+        WalkAhead &walker = *walked;
         WalkAhead::Item item;
         while (!m_cancel) {
             const WalkAhead::Next n = walker.next(item, 2);
@@ -619,6 +623,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             applySizes();
             batcher.addFile(*item.file);
         }
+        walked.reset(); // a walk cut short by a cancel stops here
         if (!m_cancel)
             batcher.finish();
         read.close();

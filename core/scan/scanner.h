@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
 
 #include <QByteArrayList>
@@ -16,6 +17,7 @@
 #include "scan/filewalker.h"
 #include "scan/hit.h"
 #include "scan/launchparams.h"
+#include "scan/walkahead.h"
 #include "scan/yaramatchfinder.h"
 
 namespace Hitscope {
@@ -54,9 +56,13 @@ public:
     Scanner(const RuleSet &rules, const PatternCatalog &catalog, Engine &engine);
     ~Scanner();
 
-    /// Blocks until the scan is finished or cancelled.
+    /// Blocks until the scan is finished or cancelled. `walked`, when given, is the walk of `paths` started
+    /// earlier with walkOptions() (while the rules compiled, say); otherwise the scan starts its own.
     ScanSummary run(const QByteArrayList &paths, const WalkOptions &walk, const LaunchParams &params,
-                    const Callbacks &callbacks);
+                    const Callbacks &callbacks, std::unique_ptr<WalkAhead> walked = nullptr);
+
+    /// The options a scan with `threads` threads (0: one per core) walks with, from the user's.
+    static WalkOptions walkOptions(const WalkOptions &walk, int threads);
 
     /// Thread-safe; applies from the next batch packed and launched on the engine (called from batchDone, that is
     /// the batch after the next one when the next one is already on the engine). A batch or segment size of 0 is
