@@ -412,9 +412,12 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
                 // thousands of ends in one file, one unit on one thread while the others waited.
                 const bool limited = YaraMatchFinder::lengthLimited(*yara);
                 const auto run = uint32_t(fileUnits[f].size());
-                // A string with more ends in the chunk than YARA records matches is resolved in full: YARA's
-                // warning that its matches were capped (FileResult::capped) needs them counted.
-                const bool cut = j - i < size_t(RuleEvaluator::kMaxStringMatches);
+                // A string that may have more matches in the file than YARA records is resolved in full: YARA's
+                // warning that its matches were capped (FileResult::capped) needs them counted. The file's other
+                // chunks hold at most one end per byte.
+                const BatchFile &chunk = batch.files[f];
+                const int64_t elsewhere = chunk.fileSize - (chunk.ownEnd - chunk.ownBegin);
+                const bool cut = int64_t(j - i) + elsewhere < RuleEvaluator::kMaxStringMatches;
                 for (size_t k = i; k < last;) {
                     size_t e = limited ? std::min(last, k + kYaraPiece) : last;
                     while (e < last && byFile[e].second - byFile[e - 1].second <= PriorityMatcher::kScanLimit)
