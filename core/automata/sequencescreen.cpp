@@ -143,12 +143,12 @@ BucketBytes merged(BucketBytes a, const BucketBytes &b)
 
 /// Units (sequences sharing an anchor) into `passes` passes of kBuckets buckets: weakest anchors first, each into
 /// the bucket it makes least worse, so that strong anchors share buckets with each other, not with a weak one
-/// that would let most bytes through. Returns the sequences per bucket and each bucket's sets.
+/// that would let most bytes through. Returns the units (indices into `units`) per bucket and each bucket's sets.
 template<typename Sets, typename SetsOf>
-std::vector<std::vector<int>> assignBuckets(const std::vector<std::vector<int>> &units, int passes, SetsOf setsOf,
-                                            std::vector<Sets> &sets)
+std::vector<std::vector<size_t>> assignBuckets(const std::vector<std::vector<int>> &units, int passes,
+                                               SetsOf setsOf, std::vector<Sets> &sets)
 {
-    std::vector<std::vector<int>> buckets(size_t(passes * kBuckets));
+    std::vector<std::vector<size_t>> buckets(size_t(passes * kBuckets));
     sets.assign(buckets.size(), {});
     std::vector<double> rate(buckets.size(), 0);
     std::vector<std::pair<double, size_t>> order;
@@ -168,7 +168,7 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<std::vector<int>> 
         }
         sets[best] = buckets[best].empty() ? n : merged(sets[best], n);
         rate[best] = sets[best].passRate();
-        buckets[best].insert(buckets[best].end(), units[u].begin(), units[u].end());
+        buckets[best].push_back(u);
     }
     return buckets;
 }
@@ -274,6 +274,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t candidatesVbmi(co
                                                                                int64_t end, const uint8_t *gate,
                                                                                const uint8_t *lo, const uint8_t *hi,
                                                                                int passes, int ungated,
+                                                                               const uint8_t *passGate,
                                                                                Candidate *out, size_t &count)
 {
     const __m512i low = _mm512_set1_epi8(0x0f);
@@ -295,8 +296,10 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t candidatesVbmi(co
                 open = _mm512_ternarylogic_epi32(open, a, b, 0xe0); // open & (a | b)
             }
         }
-        const int todo = ungated < passes && _mm512_test_epi8_mask(open, open) ? passes : ungated;
-        for (int p = 0; p < todo; ++p) {
+        const bool any = ungated < passes && _mm512_test_epi8_mask(open, open);
+        for (int p = 0; p < (any ? passes : ungated); ++p) {
+            if (p >= ungated && !_mm512_test_epi8_mask(open, _mm512_set1_epi8(char(passGate[p]))))
+                continue;
             __m512i m = _mm512_set1_epi8(char(0xff));
             for (int j = 0; j < kAnchor; ++j) {
                 const __m512i tl = _mm512_loadu_si512(lo + (p * kAnchor + j) * kTable);
@@ -515,14 +518,14 @@ void SequenceScreen::add(const Sequence &sequence, uint32_t tag)
     m_sequences.push_back(std::move(e));
 }
 
-void SequenceScreen::addPasses(Layout &layout, const std::vector<std::vector<int>> &units, size_t first,
-                               size_t last, size_t unitsPerPass) const
+void SequenceScreen::addPasses(Layout &layout, const std::vector<std::vector<int>> &units,
+                               size_t unitsPerPass) const
 {
-    const int passes = int((last - first + unitsPerPass - 1) / unitsPerPass);
+    const int passes = int((units.size() + unitsPerPass - 1) / unitsPerPass);
     std::vector<BucketNibbles> nibbles;
-    const std::vector<std::vector<int>> buckets = assignBuckets(
-        std::vector<std::vector<int>>(units.begin() + ptrdiff_t(first), units.begin() + ptrdiff_t(last)), passes,
-        [&](int i) { return nibblesOf(m_sequences[size_t(i)].bits, m_sequences[size_t(i)].anchor); }, nibbles);
+    const std::vector<std::vector<size_t>> buckets = assignBuckets(units, passes, [&](int i) {
+        return nibblesOf(m_sequences[size_t(i)].bits, m_sequences[size_t(i)].anchor);
+    }, nibbles);
     layout.lo.resize(size_t((layout.passes + passes) * kAnchor * kTable), 0);
     layout.hi.resize(layout.lo.size(), 0);
     for (size_t b = 0; b < buckets.size(); ++b) {
@@ -535,8 +538,10 @@ void SequenceScreen::addPasses(Layout &layout, const std::vector<std::vector<int
                 if (nibbles[b].hi[size_t(j)] >> (v % 16) & 1)
                     layout.hi[(pass * kAnchor + size_t(j)) * kTable + size_t(v)] |= bit;
             }
+        layout.buckets.emplace_back();
+        for (size_t u : buckets[b])
+            layout.buckets.back().insert(layout.buckets.back().end(), units[u].begin(), units[u].end());
     }
-    layout.buckets.insert(layout.buckets.end(), buckets.begin(), buckets.end());
     layout.passes += passes;
 }
 
@@ -562,7 +567,7 @@ void SequenceScreen::build()
         units.back().push_back(anchored[k]);
     }
     m_plain = {};
-    addPasses(m_plain, units, 0, units.size(), kAnchorsPerPass);
+    addPasses(m_plain, units, kAnchorsPerPass);
 
     // Weakest first: they make the ungated pass, the rest are gated. With no more than kBuckets units, no gate.
     auto rateOf = [&](const std::vector<int> &unit) {
@@ -572,19 +577,31 @@ void SequenceScreen::build()
                      [&](const std::vector<int> &a, const std::vector<int> &b) { return rateOf(a) > rateOf(b); });
     const size_t ungated = std::min(units.size(), size_t(kBuckets));
     m_gated = {};
-    addPasses(m_gated, units, 0, ungated, kBuckets);
+    addPasses(m_gated, std::vector<std::vector<int>>(units.begin(), units.begin() + ptrdiff_t(ungated)), kBuckets);
     m_ungatedPasses = m_gated.passes;
-    addPasses(m_gated, units, ungated, units.size(), kAnchorsPerPass);
+    m_passGate.assign(size_t(m_gated.passes), 0);
+    // The gate's buckets two by two: the passes of a pair's anchors run only where the gate found one of them.
+    const std::vector<std::vector<int>> gated(units.begin() + ptrdiff_t(ungated), units.end());
     std::vector<BucketBytes> bytes;
-    const std::vector<std::vector<int>> gateBuckets = assignBuckets(
-        std::vector<std::vector<int>>(units.begin() + ptrdiff_t(ungated), units.end()), ungated < units.size() ? 1 : 0,
-        [&](int i) { return bytesOf(m_sequences[size_t(i)].bits, m_sequences[size_t(i)].anchor); }, bytes);
+    const std::vector<std::vector<size_t>> gateBuckets = assignBuckets(gated, gated.empty() ? 0 : 1, [&](int i) {
+        return bytesOf(m_sequences[size_t(i)].bits, m_sequences[size_t(i)].anchor);
+    }, bytes);
     m_gate.assign(size_t(kAnchor * 256), 0);
     for (size_t b = 0; b < gateBuckets.size(); ++b)
         for (int j = 0; j < kAnchor && !gateBuckets[b].empty(); ++j)
             for (int v = 0; v < 256; ++v)
                 if (bytes[b].sets[size_t(j)][size_t(v >> 6)] >> (v & 63) & 1)
                     m_gate[size_t(j * 256 + v)] |= uint8_t(1u << b);
+    for (size_t b = 0; b < gateBuckets.size(); b += 2) {
+        std::vector<std::vector<int>> pair;
+        for (size_t k = b; k < b + 2 && k < gateBuckets.size(); ++k)
+            for (size_t u : gateBuckets[k])
+                pair.push_back(gated[u]);
+        if (pair.empty())
+            continue;
+        addPasses(m_gated, pair, kAnchorsPerPass);
+        m_passGate.resize(size_t(m_gated.passes), uint8_t(3u << b));
+    }
     m_isa = best();
 }
 
@@ -701,7 +718,7 @@ void SequenceScreen::scan(const uint8_t *data, int64_t n, int64_t from, int64_t 
         if (isa == Isa::Avx512Vbmi) {
             vectorEnd = std::min(last, n - 66);
             i = candidatesVbmi(data, i, vectorEnd, m_gate.data(), layout.lo.data(), layout.hi.data(), layout.passes,
-                               m_ungatedPasses, candidates, count);
+                               m_ungatedPasses, m_passGate.data(), candidates, count);
         } else if (isa == Isa::Avx512) {
             vectorEnd = std::min(last, n - 66);
             i = candidatesAvx512(data, i, vectorEnd, layout.lo.data(), layout.hi.data(), layout.passes, candidates,

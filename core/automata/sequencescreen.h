@@ -111,19 +111,20 @@ private:
     void verifyCandidates(const Layout &layout, const Candidate *c, size_t count, const uint8_t *data, int64_t n,
                           int64_t from, int64_t to, std::vector<Match> &out) const;
     void findRuns(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Run> &runs, Isa isa) const;
-    /// Units [first, last) (sequences sharing an anchor), `unitsPerPass` to a pass, appended to `layout`.
-    void addPasses(Layout &layout, const std::vector<std::vector<int>> &units, size_t first, size_t last,
-                   size_t unitsPerPass) const;
+    /// Units (sequences sharing an anchor), `unitsPerPass` to a pass, appended to `layout`.
+    void addPasses(Layout &layout, const std::vector<std::vector<int>> &units, size_t unitsPerPass) const;
 
     std::vector<Entry> m_sequences;
     std::vector<int> m_runs; ///< sequences found as runs
     Layout m_plain;
     /// For the VBMI loop: the weakest anchors (kBuckets of them, one a bucket) in a first pass, run over every
     /// byte; the others in passes run only over the 64 bytes where one pass of exact tables over them finds a
-    /// candidate (`m_gate`: per anchor position 256 bytes, the buckets allowing each byte).
+    /// candidate in one of the buckets the pass's anchors are in (`m_gate`: per anchor position 256 bytes, the
+    /// buckets allowing each byte; `m_passGate`: per pass, its gate buckets, two).
     Layout m_gated;
     int m_ungatedPasses = 0;
     std::vector<uint8_t> m_gate;
+    std::vector<uint8_t> m_passGate;
     Isa m_isa = Isa::Scalar;
 };
 
