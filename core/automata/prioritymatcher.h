@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "automata/byteat.h"
 #include "automata/regex.h"
 
 namespace Hitscope {
@@ -26,7 +27,7 @@ public:
     /// YARA's YR_RE_SCAN_LIMIT.
     static constexpr int kScanLimit = 4096;
     /// Reads the byte at a file offset (0 <= offset < fileSize).
-    using ByteAt = std::function<uint8_t(int64_t offset)>;
+    using ByteAt = Hitscope::ByteAt;
 
     explicit PriorityMatcher(const Regex &regex, Choice choice = Choice::Priority);
 

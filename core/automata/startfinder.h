@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "automata/byteat.h"
 #include "automata/dfa.h"
 #include "rules/ruleset.h"
 
@@ -22,7 +23,7 @@ class StartFinder
 {
 public:
     /// Reads the byte at a file offset (0 <= offset < fileSize).
-    using ByteAt = std::function<uint8_t(int64_t offset)>;
+    using ByteAt = Hitscope::ByteAt;
 
     explicit StartFinder(const RuleSet &rules);
     ~StartFinder();

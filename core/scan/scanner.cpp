@@ -476,11 +476,12 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
         });
         const BatchFile &bf = batch.files[unit.file];
         std::unique_ptr<ByteSource> source;
-        StartFinder::ByteAt byteAt = [&](int64_t offset) {
-            if (!source)
-                source = std::make_unique<ByteSource>(batch, bf);
-            return (*source)(offset);
-        };
+        const StartFinder::ByteAt byteAt(bf.at(batch.haystack.get(), bf.holdBegin), bf.holdBegin, bf.holdEnd,
+                                         [&](int64_t offset) {
+                                             if (!source)
+                                                 source = std::make_unique<ByteSource>(batch, bf);
+                                             return (*source)(offset);
+                                         });
         const uint32_t pattern = byFile[unit.begin].first;
         std::vector<int64_t> ends, starts;
         ends.reserve(unit.end - unit.begin);
