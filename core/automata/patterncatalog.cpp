@@ -576,16 +576,20 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     for (size_t i = 0; i < candidates.size(); ++i)
         if (!candidates[i].literal)
             soloIndex.push_back(i);
+    std::atomic_int solosFromCache { 0 };
     parallelFor(soloIndex.size(), threads, [&](size_t k, int) {
         Candidate &c = candidates[soloIndex[k]];
         const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
-        DfaBuilder::Result r = dfaCache.build({ { &exact, c.pattern } }, patternBudget, nullptr, kKeepSoloAfterMs);
+        bool hit = false;
+        DfaBuilder::Result r = dfaCache.build({ { &exact, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
+        solosFromCache += hit;
         // An exploding pattern gets its widest counted repeats unbounded, one, then two, four... then all,
         // until its DFA fits: that DFA finds every true end (and more, which verification drops).
         const std::vector<int> repeats = r.exceededBudget ? boundedRepeats(exact) : std::vector<int>();
         for (size_t count = 1; r.exceededBudget && !repeats.empty(); count = std::min(count * 2, repeats.size())) {
             Regex relaxed = relaxedRegex(exact, repeats, count);
-            r = dfaCache.build({ { &relaxed, c.pattern } }, patternBudget, nullptr, kKeepSoloAfterMs);
+            r = dfaCache.build({ { &relaxed, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
+            solosFromCache += hit;
             if (!r.exceededBudget) {
                 c.relaxed = std::move(relaxed);
                 c.verify = true;
@@ -601,6 +605,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         c.solo = std::move(r.dfa);
         c.hasSolo = true;
     });
+    catalog.solosFromCache = solosFromCache;
     std::vector<Candidate> kept;
     for (Candidate &c : candidates) {
         catalog.patterns[size_t(c.pattern)].verify = c.verify;

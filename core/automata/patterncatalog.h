@@ -71,6 +71,7 @@ struct PatternCatalog
     double compileMs = 0;
     bool groupedFromHint = false; ///< the groups came from CompileOptions::groupingHintDir
     int groupsFromCache = 0;      ///< of those, the groups whose DFA was read from there (DfaCache), not built
+    int solosFromCache = 0;       ///< single-pattern builds (explosion checks, relaxations) read from there
 
     size_t tableBytes() const;
     /// Longest bounded match over all bounded groups: segments overlap by this minus one.

@@ -570,11 +570,14 @@ void SequenceScreen::build()
     addPasses(m_plain, units, kAnchorsPerPass);
 
     // Weakest first: they make the ungated pass, the rest are gated. With no more than kBuckets units, no gate.
-    auto rateOf = [&](const std::vector<int> &unit) {
-        return bytesOf(m_sequences[size_t(unit.front())].bits, m_sequences[size_t(unit.front())].anchor).passRate();
-    };
-    std::stable_sort(units.begin(), units.end(),
-                     [&](const std::vector<int> &a, const std::vector<int> &b) { return rateOf(a) > rateOf(b); });
+    std::vector<std::pair<double, std::vector<int>>> rated;
+    for (std::vector<int> &unit : units)
+        rated.emplace_back(
+            bytesOf(m_sequences[size_t(unit.front())].bits, m_sequences[size_t(unit.front())].anchor).passRate(),
+            std::move(unit));
+    std::stable_sort(rated.begin(), rated.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (size_t u = 0; u < units.size(); ++u)
+        units[u] = std::move(rated[u].second);
     const size_t ungated = std::min(units.size(), size_t(kBuckets));
     m_gated = {};
     addPasses(m_gated, std::vector<std::vector<int>>(units.begin(), units.begin() + ptrdiff_t(ungated)), kBuckets);

@@ -414,10 +414,20 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
                 const auto run = uint32_t(fileUnits[f].size());
                 // A string that may have more matches in the file than YARA records is resolved in full: YARA's
                 // warning that its matches were capped (FileResult::capped) needs them counted. The file's other
-                // chunks hold at most one end per byte.
+                // chunks hold at most one end per byte; YARA reports a match per start, and a string of variable
+                // length can have several starts per end (/a{1,8}b/ eight), but no more than the file's bytes.
                 const BatchFile &chunk = batch.files[f];
-                const int64_t elsewhere = chunk.fileSize - (chunk.ownEnd - chunk.ownBegin);
-                const bool cut = int64_t(j - i) + elsewhere < RuleEvaluator::kMaxStringMatches;
+                const int64_t ends = int64_t(j - i) + chunk.fileSize - (chunk.ownEnd - chunk.ownBegin);
+                int64_t matches = ends;
+                if (yara->fixedLength <= 0) {
+                    const int maxLength = m_catalog.patterns[pattern].maxLength;
+                    const int64_t longest = maxLength >= 0 ? maxLength
+                        : limited                          ? PriorityMatcher::kScanLimit
+                                                           : chunk.fileSize;
+                    const int64_t startsPerEnd = std::max<int64_t>(1, longest - yara->minLength + 1);
+                    matches = ends > chunk.fileSize / startsPerEnd ? chunk.fileSize : ends * startsPerEnd;
+                }
+                const bool cut = matches <= RuleEvaluator::kMaxStringMatches;
                 for (size_t k = i; k < last;) {
                     size_t e = limited ? std::min(last, k + kYaraPiece) : last;
                     while (e < last && byFile[e].second - byFile[e - 1].second <= PriorityMatcher::kScanLimit)

@@ -382,6 +382,8 @@ void TestPatternCatalog::relaxesExplodingPatterns()
         const PatternCatalog first = PatternCatalog::compile(rules, cached);
         QVERIFY(!QDir(dir.path()).entryList({ QStringLiteral("*.dfa") }, QDir::Files).isEmpty());
         const PatternCatalog second = PatternCatalog::compile(rules, cached);
+        QCOMPARE(first.solosFromCache, 0);
+        QVERIFY(second.solosFromCache > 0);
         for (const PatternCatalog *c : { &first, &second }) {
             QCOMPARE(c->fingerprint, catalog.fingerprint);
             QVERIFY(c->patterns[0].verify);

@@ -458,16 +458,20 @@ void TestYara::tooManyMatchesCappedAsYara()
     // YARA records at most 1,000,000 matches of a string per file: its count, offsets and -s lines stop there.
     const QString dir = m_tmp.filePath(QStringLiteral("many"));
     QVERIFY(writeFile(dir + QStringLiteral("/zeros"), QByteArray(1100000, '\0') + "tail"));
+    // 150,000 ends of /a{1,8}b/, each the end of eight matches (YARA reports one per start): 1.2 million.
+    QVERIFY(writeFile(dir + QStringLiteral("/shared"), QByteArray("aaaaaaab").repeated(150000)));
     const QString rules = m_tmp.filePath(QStringLiteral("many.yar"));
     // `zeros` reads offsets, so its matches are listed; `counted` only counts them (without -s they are counted,
     // not listed), `over` sees the capped count too.
     QVERIFY(writeFile(rules, "rule zeros { strings: $z = { 00 00 00 00 } $t = \"tail\" condition: #z == 1000000 and @z[1000000] == 999999 and $t }\n"
                              "rule counted { strings: $z = { 00 00 00 00 } condition: #z == 1000000 }\n"
                              "rule over { strings: $z = { 00 00 00 } condition: #z > 1000000 }\n"
-                             "rule found { strings: $r = /\\x00{4,5}/ condition: $r }\n"));
+                             "rule found { strings: $r = /\\x00{4,5}/ condition: $r }\n"
+                             "rule shared { strings: $s = /a{1,8}b/ condition: $s }\n"));
     compare(rules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
     // Without -s, `found` needs one match of $r to be decided, but YARA still warns that $r's were capped: also
-    // when the file is read in chunks, none of which holds a million matches.
+    // when the file is read in chunks, none of which holds a million matches. So for `shared`, whose million
+    // matches end at 150,000 places.
     const QStringList chunked { QStringLiteral("--batch-bytes"), QStringLiteral("300K") };
     for (const QStringList &batch : { QStringList(), chunked }) {
         QByteArray out, err;
@@ -475,6 +479,7 @@ void TestYara::tooManyMatchesCappedAsYara()
             + batch + QStringList { QStringLiteral("-r"), rules, dir };
         QCOMPARE(runCli(args, &out, &err), 0);
         QVERIFY2(err.contains("string $r of rule found has more than 1000000 matches"), err.constData());
+        QVERIFY2(err.contains("string $s of rule shared has more than 1000000 matches"), err.constData());
     }
 }
 
