@@ -102,10 +102,9 @@ BucketNibbles merged(BucketNibbles a, const BucketNibbles &b)
     return a;
 }
 
-/// A bucket's bytes per anchor position, exactly. The VBMI loop first looks each byte up in one pass of exact
-/// tables that hold every anchor (BucketBytes), and runs the nibble passes only over the 64 bytes where that pass
-/// finds a candidate: exact tables let through only each anchor's own bytes per position, where nibble tables
-/// of a bucket let through every low nibble of one anchor with every high nibble of another.
+/// A bucket's bytes per anchor position, exactly: the buckets of the VBMI loop's gate (candidatesVbmi). Exact
+/// tables let through only each anchor's own bytes per position, where nibble tables of a bucket let through
+/// every low nibble of one anchor with every high nibble of another.
 struct BucketBytes
 {
     std::array<std::array<uint64_t, 4>, kAnchor> sets {};

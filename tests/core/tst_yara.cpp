@@ -475,7 +475,8 @@ void TestYara::tooManyMatchesCappedAsYara()
     const QStringList chunked { QStringLiteral("--batch-bytes"), QStringLiteral("300K") };
     for (const QStringList &batch : { QStringList(), chunked }) {
         QByteArray out, err;
-        const QStringList args = QStringList { QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu") }
+        const QStringList args = QStringList { QStringLiteral("scan"), QStringLiteral("--engine"),
+                                               QStringLiteral("cpu") }
             + batch + QStringList { QStringLiteral("-r"), rules, dir };
         QCOMPARE(runCli(args, &out, &err), 0);
         QVERIFY2(err.contains("string $r of rule found has more than 1000000 matches"), err.constData());
