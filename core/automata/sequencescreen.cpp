@@ -230,6 +230,28 @@ __attribute__((target("avx2"))) int64_t candidatesAvx2(const uint8_t *data, int6
     return i;
 }
 
+// One nibble pass over the 64 positions from i (their nibbles in l and h): its candidates into out.
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+nibblePassAvx512(const __m512i *l, const __m512i *h, const uint8_t *lo, const uint8_t *hi, int p, int64_t i,
+                 Candidate *out, size_t &count)
+{
+    __m512i m = _mm512_set1_epi8(char(0xff));
+    for (int j = 0; j < kAnchor; ++j) {
+        const __m512i tl = _mm512_loadu_si512(lo + (p * kAnchor + j) * kTable);
+        const __m512i th = _mm512_loadu_si512(hi + (p * kAnchor + j) * kTable);
+        m = _mm512_and_si512(m, _mm512_and_si512(_mm512_shuffle_epi8(tl, l[j]), _mm512_shuffle_epi8(th, h[j])));
+    }
+    const uint64_t hit = _mm512_test_epi8_mask(m, m);
+    if (hit) [[unlikely]] {
+        alignas(64) uint8_t bytes[64];
+        _mm512_store_si512(bytes, m);
+        for (uint64_t bits = hit; bits; bits &= bits - 1) {
+            const int k = std::countr_zero(bits);
+            out[count++] = { i + k, uint16_t(p), bytes[k] };
+        }
+    }
+}
+
 // As candidatesAvx2, 64 at a time; loads reach 66 bytes past a position: the caller keeps end <= n - 66.
 __attribute__((target("avx512f,avx512bw"))) int64_t candidatesAvx512(const uint8_t *data, int64_t i, int64_t end,
                                                                      const uint8_t *lo, const uint8_t *hi,
@@ -243,23 +265,8 @@ __attribute__((target("avx512f,avx512bw"))) int64_t candidatesAvx512(const uint8
             l[j] = _mm512_and_si512(v, low);
             h[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
         }
-        for (int p = 0; p < passes; ++p) {
-            __m512i m = _mm512_set1_epi8(char(0xff));
-            for (int j = 0; j < kAnchor; ++j) {
-                const __m512i tl = _mm512_loadu_si512(lo + (p * kAnchor + j) * kTable);
-                const __m512i th = _mm512_loadu_si512(hi + (p * kAnchor + j) * kTable);
-                m = _mm512_and_si512(m, _mm512_and_si512(_mm512_shuffle_epi8(tl, l[j]), _mm512_shuffle_epi8(th, h[j])));
-            }
-            const uint64_t hit = _mm512_test_epi8_mask(m, m);
-            if (hit) [[unlikely]] {
-                alignas(64) uint8_t bytes[64];
-                _mm512_store_si512(bytes, m);
-                for (uint64_t bits = hit; bits; bits &= bits - 1) {
-                    const int k = std::countr_zero(bits);
-                    out[count++] = { i + k, uint16_t(p), bytes[k] };
-                }
-            }
-        }
+        for (int p = 0; p < passes; ++p)
+            nibblePassAvx512(l, h, lo, hi, p, i, out, count);
     }
     return i;
 }
@@ -299,21 +306,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t candidatesVbmi(co
         for (int p = 0; p < (any ? passes : ungated); ++p) {
             if (p >= ungated && !_mm512_test_epi8_mask(open, _mm512_set1_epi8(char(passGate[p]))))
                 continue;
-            __m512i m = _mm512_set1_epi8(char(0xff));
-            for (int j = 0; j < kAnchor; ++j) {
-                const __m512i tl = _mm512_loadu_si512(lo + (p * kAnchor + j) * kTable);
-                const __m512i th = _mm512_loadu_si512(hi + (p * kAnchor + j) * kTable);
-                m = _mm512_and_si512(m, _mm512_and_si512(_mm512_shuffle_epi8(tl, l[j]), _mm512_shuffle_epi8(th, h[j])));
-            }
-            const uint64_t hit = _mm512_test_epi8_mask(m, m);
-            if (hit) [[unlikely]] {
-                alignas(64) uint8_t bytes[64];
-                _mm512_store_si512(bytes, m);
-                for (uint64_t bits = hit; bits; bits &= bits - 1) {
-                    const int k = std::countr_zero(bits);
-                    out[count++] = { i + k, uint16_t(p), bytes[k] };
-                }
-            }
+            nibblePassAvx512(l, h, lo, hi, p, i, out, count);
         }
     }
     return i;

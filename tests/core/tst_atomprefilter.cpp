@@ -292,13 +292,9 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
                 data += " 192.168.1.254"; // at the end of the file
             QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
         }
-        LaunchParams params;
-        params.batchBytes = 1 << 20;
-        params.segmentBytes = 64 << 10;
-        params.threads = 2;
-        const Hits with = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        const Hits with = scan(rules, catalog, dir);
         catalog.prefilter.reset();
-        const Hits without = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        const Hits without = scan(rules, catalog, dir);
         std::set<int> patterns;
         int64_t longest = 0;
         for (const auto &[path, pattern, offset, length] : without) {
@@ -338,13 +334,9 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
             }
             QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
         }
-        LaunchParams params;
-        params.batchBytes = 1 << 20;
-        params.segmentBytes = 64 << 10;
-        params.threads = 2;
-        const Hits with = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        const Hits with = scan(rules, catalog, dir);
         catalog.prefilter.reset();
-        const Hits without = TestUtil::cpuScanHits(rules, catalog, dir, params);
+        const Hits without = scan(rules, catalog, dir);
         QCOMPARE(without.size(), size_t(4)); // a head and a tail in files 0 and 2
         for (const auto &[path, pattern, offset, length] : without)
             QVERIFY(offset == 0 || offset + length == QFileInfo(QString::fromLocal8Bit(path)).size());
