@@ -53,12 +53,12 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
 {
     // A chunk is opened once, by whichever of its pieces comes first, so that every piece reads the same file
     // even if its path is replaced meanwhile; the last piece to finish closes it. A mutex, not std::call_once:
-    // glibc's call_once ends in a futex wake-up, a system call per file that cost 1.2 us each in a 2-core VM.
+    // glibc's call_once ends in a futex wake-up, a system call per file that cost 1.2 us each in a 2-core VM,
+    // where a mutex nobody waits for makes none.
     struct ChunkRead
     {
         std::mutex mutex;
         bool openTried = false;
-        bool onePiece = false; // then read by one thread only: no locking
         int fd = -1;
         int openError = 0;
         std::atomic<int> piecesLeft { 0 };
@@ -90,7 +90,6 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
             ++count;
         } while (at < want);
         chunks[i].piecesLeft = count;
-        chunks[i].onePiece = count == 1;
         bytes += want;
     }
     auto read = [&](size_t k, int) {
@@ -109,9 +108,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
             }
             c.fd = fd;
         };
-        if (c.onePiece) {
-            open();
-        } else {
+        {
             std::lock_guard lock(c.mutex);
             if (!c.openTried) {
                 open();

@@ -97,14 +97,13 @@ struct Scanned
 };
 
 
-// Reads bytes for start finding: from the batch when held there, else from the file (only unbounded
-// patterns can start before the chunk).
+// Reads bytes for start finding from the file: those before the chunk that only an unbounded pattern's start
+// reaches (ByteAt reads the chunk's own from the batch).
 class ByteSource
 {
 public:
-    ByteSource(const FileBatch &batch, const BatchFile &file)
-        : m_batch(batch)
-        , m_file(file)
+    explicit ByteSource(const QByteArray &path)
+        : m_path(path)
     {
     }
     ~ByteSource()
@@ -114,11 +113,9 @@ public:
     }
     uint8_t operator()(int64_t offset)
     {
-        if (offset >= m_file.holdBegin && offset < m_file.holdEnd)
-            return *m_file.at(m_batch.haystack.get(), offset);
         if (offset < m_blockBegin || offset >= m_blockBegin + m_blockSize) {
             if (m_fd < 0)
-                m_fd = ::open(m_file.path.constData(), O_RDONLY | O_CLOEXEC);
+                m_fd = ::open(m_path.constData(), O_RDONLY | O_CLOEXEC);
             m_blockBegin = offset & ~int64_t(kBlock - 1);
             const ssize_t n = m_fd >= 0 ? ::pread(m_fd, m_block, kBlock, m_blockBegin) : -1;
             m_blockSize = n > 0 ? n : 0;
@@ -130,8 +127,7 @@ public:
 
 private:
     static constexpr int kBlock = 1 << 16;
-    const FileBatch &m_batch;
-    const BatchFile &m_file;
+    const QByteArray &m_path;
     int m_fd = -1;
     int64_t m_blockBegin = 0;
     int64_t m_blockSize = 0;
@@ -485,12 +481,12 @@ void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int thr
                                   batch.files[unit.file].fileSize };
         });
         const BatchFile &bf = batch.files[unit.file];
-        std::unique_ptr<ByteSource> source;
+        std::unique_ptr<ByteSource> file;
         const StartFinder::ByteAt byteAt(bf.at(batch.haystack.get(), bf.holdBegin), bf.holdBegin, bf.holdEnd,
                                          [&](int64_t offset) {
-                                             if (!source)
-                                                 source = std::make_unique<ByteSource>(batch, bf);
-                                             return (*source)(offset);
+                                             if (!file)
+                                                 file = std::make_unique<ByteSource>(bf.path);
+                                             return (*file)(offset);
                                          });
         const uint32_t pattern = byFile[unit.begin].first;
         std::vector<int64_t> ends, starts;
