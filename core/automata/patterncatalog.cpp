@@ -184,8 +184,9 @@ std::vector<DfaBuilder::Input> inputsFor(const std::vector<int> &part, const std
     return inputs;
 }
 
-/// The groups a hint names (pattern ids per group), built; none when the hint is missing, does not name every
-/// candidate exactly once, or names a group that no longer fits its budget.
+/// The groups a hint names (pattern ids per group), built (but for groups of one candidate with its own DFA,
+/// which the caller moves in); none when the hint is missing, does not name every candidate exactly once, or
+/// names a group that no longer fits its budget.
 std::optional<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vector<int>> &hint,
                                                      const std::vector<Candidate> &candidates, const RuleSet &rules,
                                                      int groupBudget, int patternBudget, int threads,
@@ -226,8 +227,7 @@ std::optional<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vect
             b.bounded = b.bounded && candidates[size_t(ci)].bounded;
         const Candidate &first = candidates[size_t(b.candidates.front())];
         if (b.candidates.size() == 1 && first.hasSolo) {
-            b.dfa = first.solo;
-            b.rawStates = first.estimate;
+            b.rawStates = first.estimate; // its DFA is moved in once every group is known to fit
             return;
         }
         // Merged group DFAs were most of a rule set's start-up once the grouping is known (mixed.yar: 0.2 s of
@@ -651,8 +651,13 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         built = std::move(*hinted);
         catalog.groupedFromHint = true;
         catalog.groupsFromCache = groupsFromCache;
+        for (BuiltGroup &b : built) {
+            Candidate &c = candidates[size_t(b.candidates.front())];
+            if (b.candidates.size() == 1 && c.hasSolo)
+                b.dfa = std::move(c.solo);
+        }
         for (Candidate &c : candidates)
-            c.solo = Dfa(); // copied into their groups
+            c.solo = Dfa(); // the others were built for their estimates only
         // Hints are pruned by age: one in use stays young.
         QFile used(hintPath);
         if (used.open(QIODevice::Append))
