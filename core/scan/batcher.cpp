@@ -2,6 +2,7 @@
 #include "batcher.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scan/ringreader.h"
 #include "util/parallel.h"
 
 namespace Hitscope {
@@ -48,8 +50,9 @@ struct Outcome
     bool opened = true;
 };
 
-// Reads the chunks of `b` into its haystack with up to `threads` threads; one outcome per chunk.
-std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, WorkerPool &pool)
+// Reads the chunks of `b` into its haystack with up to `threads` threads; one outcome per chunk. With `ring`,
+// runs of chunks read in one piece each go through RingReader, where this process can use io_uring.
+std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, WorkerPool &pool, bool ring)
 {
     // A chunk is opened once, by whichever of its pieces comes first, so that every piece reads the same file
     // even if its path is replaced meanwhile; the last piece to finish closes it. A mutex, not std::call_once:
@@ -60,6 +63,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
         std::mutex mutex;
         bool openTried = false;
         int fd = -1;
+        bool opened = false;
         int openError = 0;
         std::atomic<int> piecesLeft { 0 };
     };
@@ -107,6 +111,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
                 return;
             }
             c.fd = fd;
+            c.opened = true;
         };
         {
             std::lock_guard lock(c.mutex);
@@ -125,13 +130,79 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
         if (c.piecesLeft.fetch_sub(1) == 1 && c.fd >= 0)
             ::close(c.fd);
     };
+    // Work items: a piece of its own, or a group of chunks in one piece each, read through the ring together.
+    struct Item
+    {
+        uint32_t firstPiece = 0;
+        uint32_t count = 1;
+        bool group = false;
+        int64_t bytes = 0;
+    };
+    std::vector<Item> items;
+    items.reserve(pieces.size());
+    const bool grouping = ring && RingReader::available();
+    for (size_t k = 0; k < pieces.size(); ++k) {
+        const Piece &p = pieces[k];
+        const bool whole = grouping && chunks[p.chunk].piecesLeft.load(std::memory_order_relaxed) == 1;
+        // A group holds no more than a piece's bytes, so that the threads still share a batch evenly.
+        if (whole && !items.empty()) {
+            Item &last = items.back();
+            if (last.group && last.count < uint32_t(RingReader::kGroup) && last.bytes + p.size <= pieceBytes) {
+                ++last.count;
+                last.bytes += p.size;
+                continue;
+            }
+        }
+        items.push_back({ uint32_t(k), 1, whole, p.size });
+    }
+    auto readGroup = [&](const Item &item) {
+        RingReader *reader = RingReader::forThisThread();
+        if (!reader) {
+            for (uint32_t j = 0; j < item.count; ++j)
+                read(item.firstPiece + j, 0);
+            return;
+        }
+        std::array<RingReader::Request, RingReader::kGroup> requests;
+        for (uint32_t j = 0; j < item.count; ++j) {
+            const Piece &p = pieces[item.firstPiece + j];
+            const BatchFile &f = b.files[p.chunk];
+            RingReader::Request &r = requests[j];
+            r.path = f.path.constData();
+            r.openFlags = O_RDONLY | (f.viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC;
+            r.dst = b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin);
+            r.size = p.size;
+            r.offset = p.begin;
+        }
+        reader->read(std::span(requests.data(), item.count));
+        for (uint32_t j = 0; j < item.count; ++j) {
+            Piece &p = pieces[item.firstPiece + j];
+            const RingReader::Request &r = requests[j];
+            ChunkRead &c = chunks[p.chunk];
+            c.opened = r.opened;
+            if (!r.opened) {
+                c.openError = r.error;
+                continue;
+            }
+            p.got = r.got;
+            p.error = r.got < 0 ? r.error : 0;
+        }
+    };
     // Starting a thread costs about as much as reading a few small files, or a fraction of a full piece.
     const size_t work = pieces.size() + 3 * size_t(bytes / pieceBytes);
-    parallelFor(pieces.size(), int(std::min<size_t>(size_t(threads), std::max<size_t>(1, work / 4))), read, pool);
+    parallelFor(
+        items.size(), int(std::min<size_t>(size_t(threads), std::max<size_t>(1, work / 4))),
+        [&](size_t i, int worker) {
+            const Item &item = items[i];
+            if (item.group)
+                readGroup(item);
+            else
+                read(item.firstPiece, worker);
+        },
+        pool);
 
     std::vector<Outcome> outcomes(numFiles);
     for (size_t i = 0; i < numFiles; ++i) {
-        outcomes[i].opened = chunks[i].fd >= 0;
+        outcomes[i].opened = chunks[i].opened;
         outcomes[i].error = chunks[i].openError;
     }
     // A chunk's bytes run up to its first short piece; a read error loses the whole chunk, as one pread loop did.
@@ -190,6 +261,11 @@ void Batcher::setReadThreads(int threads)
 void Batcher::setReadNice(int steps)
 {
     m_readNice = std::max(0, steps);
+}
+
+void Batcher::setRingReads(bool on)
+{
+    m_ringReads = on;
 }
 
 void Batcher::setPieceBytes(int64_t bytes)
@@ -310,11 +386,12 @@ void Batcher::flush()
     const int64_t pieceBytes = std::min(m_pieceBytes, std::max<int64_t>(1 << 20, read->batch->used / (2 * m_readThreads)));
     // The read threads are kept from batch to batch (m_readPool); they were started from a thread at the read
     // priority, and keep it.
-    read->thread = std::thread([read, threads = m_readThreads, pieceBytes, nice = m_readNice, pool = m_readPool.get()] {
+    read->thread = std::thread([read, threads = m_readThreads, pieceBytes, nice = m_readNice, pool = m_readPool.get(),
+                                ring = m_ringReads] {
         lowerThreadPriority(nice);
         FileBatch &b = *read->batch;
         b.readBegan = std::chrono::steady_clock::now();
-        read->outcomes = readChunks(b, threads, pieceBytes, *pool);
+        read->outcomes = readChunks(b, threads, pieceBytes, *pool, ring);
         b.readEnded = std::chrono::steady_clock::now();
         read->done.store(true, std::memory_order_release);
     });

@@ -45,6 +45,10 @@ public:
     /// Nice levels the read threads run below the batcher's thread (default 0).
     void setReadNice(int steps);
 
+    /// Files read in one piece are opened, checked and read through io_uring, a group per system call, where
+    /// this process can use it (RingReader); default on. Off: plain calls, four per file.
+    void setRingReads(bool on);
+
     /// Reads are cut into pieces of at most this many bytes, shared out among the read threads (default 8 MiB;
     /// smaller in small batches, so that every thread gets some).
     void setPieceBytes(int64_t bytes);
@@ -99,6 +103,7 @@ private:
     int m_readThreads = int(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
     int m_readNice = 0;
     int64_t m_pieceBytes = 8 << 20;
+    bool m_ringReads = true;
     int m_endedEarly = -1; // index of the last file found shorter than planned
     bool m_ramp = false;
     int64_t m_bytesAfter = -1;

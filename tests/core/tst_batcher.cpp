@@ -18,6 +18,7 @@
 #include <QTest>
 
 #include "scan/batcher.h"
+#include "scan/ringreader.h"
 #include "testutil.h"
 
 using namespace Hitscope;
@@ -46,6 +47,7 @@ struct Sizes
     qint64 pieceBytes = 8 << 20;
     int readThreads = 4;
     bool ramp = false; // with the bytes after each file told, as the scanner tells them once its walk has ended
+    bool ring = true;  // through io_uring where the kernel allows it
 };
 
 std::vector<std::unique_ptr<FileBatch>> batchFiles(const std::vector<FileEntry> &entries, const Sizes &sizes)
@@ -58,6 +60,7 @@ std::vector<std::unique_ptr<FileBatch>> batchFiles(const std::vector<FileEntry> 
     batcher.setPieceBytes(sizes.pieceBytes);
     batcher.setReadThreads(sizes.readThreads);
     batcher.setRamp(sizes.ramp);
+    batcher.setRingReads(sizes.ring);
     int64_t after = 0;
     for (const FileEntry &e : entries)
         after += e.size;
@@ -93,17 +96,23 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("segmentBytes");
         QTest::addColumn<qint64>("pieceBytes");
         QTest::addColumn<bool>("ramp");
+        QTest::addColumn<bool>("ring");
+        auto row = [](const char *name, int overlap, qint64 batch, qint64 segment, qint64 piece, bool ramp) {
+            for (const bool ring : { true, false })
+                QTest::addRow("%s%s", name, ring ? "" : ", plain calls")
+                    << overlap << batch << segment << piece << ramp << ring;
+        };
         const qint64 whole = 8 << 20; // larger than every file: one piece per chunk
-        QTest::addRow("no overlap, small batches") << 0 << qint64(10000) << qint64(1000) << whole << false;
-        QTest::addRow("overlap 63") << 63 << qint64(20000) << qint64(777) << whole << false;
-        QTest::addRow("overlap larger than segments") << 300 << qint64(50000) << qint64(100) << whole << false;
-        QTest::addRow("one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10) << whole << false;
-        QTest::addRow("pieces of 1000, small batches") << 0 << qint64(10000) << qint64(1000) << qint64(1000) << false;
-        QTest::addRow("pieces of 4096, overlap 63") << 63 << qint64(20000) << qint64(777) << qint64(4096) << false;
-        QTest::addRow("pieces of 7, overlap 300") << 300 << qint64(50000) << qint64(100) << qint64(7) << false;
-        QTest::addRow("pieces of 10000, one big batch") << 16 << qint64(64 << 20) << qint64(256 << 10) << qint64(10000) << false;
-        QTest::addRow("ramp, small batches") << 0 << qint64(10000) << qint64(1000) << whole << true;
-        QTest::addRow("ramp, overlap 300, pieces of 7") << 300 << qint64(50000) << qint64(100) << qint64(7) << true;
+        row("no overlap, small batches", 0, 10000, 1000, whole, false);
+        row("overlap 63", 63, 20000, 777, whole, false);
+        row("overlap larger than segments", 300, 50000, 100, whole, false);
+        row("one big batch", 16, 64 << 20, 256 << 10, whole, false);
+        row("pieces of 1000, small batches", 0, 10000, 1000, 1000, false);
+        row("pieces of 4096, overlap 63", 63, 20000, 777, 4096, false);
+        row("pieces of 7, overlap 300", 300, 50000, 100, 7, false);
+        row("pieces of 10000, one big batch", 16, 64 << 20, 256 << 10, 10000, false);
+        row("ramp, small batches", 0, 10000, 1000, whole, true);
+        row("ramp, overlap 300, pieces of 7", 300, 50000, 100, 7, true);
     }
 
     void ownershipAndOverlap()
@@ -113,6 +122,9 @@ private Q_SLOTS:
         QFETCH(qint64, segmentBytes);
         QFETCH(qint64, pieceBytes);
         QFETCH(bool, ramp);
+        QFETCH(bool, ring);
+        if (ring && !RingReader::available())
+            QSKIP("io_uring is not available to this process (old kernel, seccomp or kernel.io_uring_disabled)");
         QTemporaryDir tmp;
         QRandomGenerator rng(7);
         std::vector<QByteArray> contents;
@@ -126,8 +138,11 @@ private Q_SLOTS:
         }
 
         const int fds = openFds();
-        const auto batches = batchFiles(entries, { overlap, batchBytes, segmentBytes, pieceBytes, 4, ramp });
+        const int64_t ringFiles = RingReader::requestsRead();
+        const auto batches = batchFiles(entries, { overlap, batchBytes, segmentBytes, pieceBytes, 4, ramp, ring });
         QCOMPARE(openFds(), fds);
+        // Every row has files read in one piece: with the ring on, it read them.
+        QCOMPARE(RingReader::requestsRead() > ringFiles, ring);
 
         std::map<int, std::vector<int>> ownedByChunk;  // file -> owner count per byte
         std::map<int, std::vector<int>> ownedBySegment;
@@ -358,19 +373,28 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("planned");
         QTest::addColumn<qint64>("pieceBytes");
         QTest::addColumn<int>("afterSize");
+        QTest::addColumn<bool>("ring");
+        auto row = [](const char *name, int actual, qint64 planned, qint64 piece, int afterSize) {
+            for (const bool ring : { true, false })
+                QTest::addRow("%s%s", name, ring ? "" : ", plain calls")
+                    << actual << planned << piece << afterSize << ring;
+        };
         const qint64 whole = 8 << 20;
         // Batches of 8192 bytes: the planned 50,000 bytes take seven chunks, 10,000 bytes two, the second one
-        // sharing its batch with a small file after it.
-        QTest::addRow("shrank inside its first chunk") << 5000 << qint64(50000) << whole << 20000;
-        QTest::addRow("shrank inside its first chunk, pieces of 1000") << 5000 << qint64(50000) << qint64(1000) << 20000;
-        QTest::addRow("shrank inside a piece") << 5500 << qint64(50000) << qint64(1000) << 20000;
-        QTest::addRow("shrank inside its third chunk") << 20000 << qint64(50000) << qint64(1000) << 20000;
-        QTest::addRow("shrank inside its last chunk") << 49999 << qint64(50000) << qint64(777) << 20000;
-        QTest::addRow("emptied") << 0 << qint64(50000) << qint64(1000) << 20000;
-        QTest::addRow("shrank before a last chunk that shares its batch") << 5000 << qint64(10000) << qint64(1000) << 3000;
-        QTest::addRow("emptied before a last chunk that shares its batch") << 0 << qint64(10000) << whole << 3000;
-        QTest::addRow("grew: scanned at the planned size") << 60000 << qint64(50000) << qint64(1000) << 20000;
-        QTest::addRow("grew, one piece per chunk") << 60000 << qint64(50000) << whole << 3000;
+        // sharing its batch with a small file after it. Chunks read in one piece go through the ring.
+        row("shrank inside its first chunk", 5000, 50000, whole, 20000);
+        row("shrank inside its first chunk, pieces of 1000", 5000, 50000, 1000, 20000);
+        row("shrank inside a piece", 5500, 50000, 1000, 20000);
+        row("shrank inside its third chunk", 20000, 50000, 1000, 20000);
+        row("shrank inside its third chunk, one piece per chunk", 20000, 50000, whole, 20000);
+        row("shrank inside its last chunk", 49999, 50000, 777, 20000);
+        row("shrank inside its last chunk, one piece per chunk", 49999, 50000, whole, 20000);
+        row("emptied", 0, 50000, 1000, 20000);
+        row("emptied, one piece per chunk", 0, 50000, whole, 20000);
+        row("shrank before a last chunk that shares its batch", 5000, 10000, 1000, 3000);
+        row("emptied before a last chunk that shares its batch", 0, 10000, whole, 3000);
+        row("grew: scanned at the planned size", 60000, 50000, 1000, 20000);
+        row("grew, one piece per chunk", 60000, 50000, whole, 3000);
     }
 
     void fileThatChangedSizeIsScannedAsFarAsItGoes()
@@ -379,6 +403,9 @@ private Q_SLOTS:
         QFETCH(qint64, planned);
         QFETCH(qint64, pieceBytes);
         QFETCH(int, afterSize);
+        QFETCH(bool, ring);
+        if (ring && !RingReader::available())
+            QSKIP("io_uring is not available to this process (old kernel, seccomp or kernel.io_uring_disabled)");
         QTemporaryDir tmp;
         QRandomGenerator rng(11);
         const QByteArray data = randomBytes(actual, rng);
@@ -389,8 +416,12 @@ private Q_SLOTS:
         QVERIFY(TestUtil::writeFile(afterPath, after));
         const int overlap = 8;
         // The walker saw `planned` bytes; `actual` are there when the batches are read.
+        const int64_t ringFiles = RingReader::requestsRead();
         const auto batches = batchFiles({ { QFile::encodeName(path), planned }, { QFile::encodeName(afterPath), afterSize } },
-                                        { overlap, 8192, 1000, pieceBytes });
+                                        { overlap, 8192, 1000, pieceBytes, 4, false, ring });
+        // Chunks are read in one piece at least where pieces are as large as batches.
+        QVERIFY(ring ? pieceBytes < 8192 || RingReader::requestsRead() > ringFiles
+                     : RingReader::requestsRead() == ringFiles);
 
         const int64_t expected = std::min<int64_t>(actual, planned);
         std::map<int, std::vector<int>> owners;
@@ -445,12 +476,21 @@ private Q_SLOTS:
         QTest::addColumn<QString>("kind");
         QTest::addColumn<int>("error");
         QTest::addColumn<qint64>("pieceBytes");
+        QTest::addColumn<bool>("ring");
         // Tests run as root, who can open a chmod 000 file: these fail to open for anyone.
-        QTest::addRow("vanished") << QStringLiteral("vanished") << ENOENT << qint64(8 << 20);
-        QTest::addRow("vanished, pieces of 1000") << QStringLiteral("vanished") << ENOENT << qint64(1000);
-        QTest::addRow("replaced by a FIFO") << QStringLiteral("fifo") << EINVAL << qint64(1000);
-        QTest::addRow("replaced by a folder") << QStringLiteral("folder") << EINVAL << qint64(1000);
-        QTest::addRow("replaced by a symlink") << QStringLiteral("symlink") << ELOOP << qint64(1000);
+        const qint64 whole = 8 << 20;
+        for (const bool ring : { true, false }) {
+            const char *how = ring ? "" : ", plain calls";
+            QTest::addRow("vanished%s", how) << QStringLiteral("vanished") << ENOENT << whole << ring;
+            QTest::addRow("vanished, pieces of 1000%s", how)
+                << QStringLiteral("vanished") << ENOENT << qint64(1000) << ring;
+            for (const auto &[kind, error] :
+                 { std::pair { "fifo", EINVAL }, { "folder", EINVAL }, { "symlink", ELOOP } }) {
+                QTest::addRow("replaced by a %s%s", kind, how) << QString::fromLatin1(kind) << error << whole << ring;
+                QTest::addRow("replaced by a %s, pieces of 1000%s", kind, how)
+                    << QString::fromLatin1(kind) << error << qint64(1000) << ring;
+            }
+        }
     }
 
     void unreadableFileIsReportedAndTheRestContinues()
@@ -458,6 +498,9 @@ private Q_SLOTS:
         QFETCH(QString, kind);
         QFETCH(int, error);
         QFETCH(qint64, pieceBytes);
+        QFETCH(bool, ring);
+        if (ring && !RingReader::available())
+            QSKIP("io_uring is not available to this process (old kernel, seccomp or kernel.io_uring_disabled)");
         QTemporaryDir tmp;
         QRandomGenerator rng(5);
         const QByteArray before = randomBytes(3000, rng);
@@ -476,8 +519,12 @@ private Q_SLOTS:
 
         const int fds = openFds();
         // Planned larger than a batch: the chunks after the first are not read either.
+        const int64_t ringFiles = RingReader::requestsRead();
         const auto batches = batchFiles({ { beforePath, 3000 }, { bad, 50000 }, { afterPath, 20000 } },
-                                        { 0, 8192, 1000, pieceBytes });
+                                        { 0, 8192, 1000, pieceBytes, 4, false, ring });
+        // Chunks are read in one piece at least where pieces are as large as batches.
+        QVERIFY(ring ? pieceBytes < 8192 || RingReader::requestsRead() > ringFiles
+                     : RingReader::requestsRead() == ringFiles);
         QCOMPARE(openFds(), fds);
 
         std::vector<FileProblem> problems;

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "ringreader.h"
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef HITSCOPE_HAVE_IO_URING
+#include <liburing.h>
+#endif
+
+namespace Hitscope {
+
+namespace {
+// Reads exactly `size` bytes unless the file ends first; returns bytes read, or -1 with errno set.
+int64_t preadFully(int fd, uint8_t *dst, int64_t size, int64_t offset)
+{
+    int64_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::pread(fd, dst + done, size_t(size - done), offset + done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        done += n;
+    }
+    return done;
+}
+
+std::atomic<int64_t> g_requestsRead { 0 };
+
+bool disabledByEnvironment()
+{
+    const char *value = std::getenv("HITSCOPE_IO_URING");
+    return value && std::strcmp(value, "0") == 0;
+}
+} // namespace
+
+#ifdef HITSCOPE_HAVE_IO_URING
+
+struct RingReader::Ring
+{
+    io_uring ring {};
+    bool broken = false; // a submission failed: what was queued cannot be trusted, plain calls from then on
+
+    ~Ring() { io_uring_queue_exit(&ring); }
+
+    // Queues one operation for each of the first `count` indexes in `which` with prep(sqe, i), submits them and
+    // hands each completion to done(i, res). Returns how many the kernel took (the first ones). Where the ring
+    // fails, an operation may be left without a completion: done() is not called for it.
+    template<typename Prep, typename Done>
+    int run(const std::array<uint8_t, kGroup> &which, int count, Prep prep, Done done)
+    {
+        if (count == 0 || broken)
+            return 0;
+        for (int k = 0; k < count; ++k) {
+            io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+            prep(sqe, which[k]);
+            io_uring_sqe_set_data64(sqe, which[k]);
+        }
+        int submitted;
+        while ((submitted = io_uring_submit_and_wait(&ring, unsigned(count))) == -EINTR) { }
+        if (submitted != count) {
+            broken = true;
+            if (submitted <= 0)
+                return 0;
+        }
+        for (int reaped = 0; reaped < submitted;) {
+            io_uring_cqe *cqe = nullptr;
+            const int r = io_uring_wait_cqe(&ring, &cqe);
+            if (r == -EINTR)
+                continue;
+            if (r < 0) {
+                broken = true;
+                break;
+            }
+            done(int(io_uring_cqe_get_data64(cqe)), cqe->res);
+            io_uring_cqe_seen(&ring, cqe);
+            ++reaped;
+        }
+        return submitted;
+    }
+};
+
+namespace {
+bool probeRing()
+{
+    if (disabledByEnvironment())
+        return false;
+    io_uring ring;
+    if (io_uring_queue_init(4, &ring, 0) < 0)
+        return false;
+    bool ok = false;
+    if (io_uring_probe *probe = io_uring_get_probe_ring(&ring)) {
+        ok = io_uring_opcode_supported(probe, IORING_OP_OPENAT) && io_uring_opcode_supported(probe, IORING_OP_STATX)
+            && io_uring_opcode_supported(probe, IORING_OP_READ) && io_uring_opcode_supported(probe, IORING_OP_CLOSE);
+        io_uring_free_probe(probe);
+    }
+    io_uring_queue_exit(&ring);
+    return ok;
+}
+} // namespace
+
+bool RingReader::available()
+{
+    static const bool ok = probeRing();
+    return ok;
+}
+
+RingReader *RingReader::forThisThread()
+{
+    thread_local std::unique_ptr<RingReader> reader;
+    thread_local bool tried = false;
+    if (!tried) {
+        tried = true;
+        if (available()) {
+            auto ring = std::make_unique<Ring>();
+            // One thread submits and reaps; completions then run in its own io_uring_enter() (Linux 6.1), not
+            // in interrupts of whatever it was doing.
+            io_uring_params params {};
+            params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+            int r = io_uring_queue_init_params(kGroup, &ring->ring, &params);
+            if (r == -EINVAL) {
+                params = {};
+                r = io_uring_queue_init_params(kGroup, &ring->ring, &params);
+            }
+            if (r == 0)
+                reader.reset(new RingReader(std::move(ring)));
+        }
+    }
+    return reader.get();
+}
+
+#else
+
+struct RingReader::Ring
+{
+};
+
+bool RingReader::available()
+{
+    return false;
+}
+
+RingReader *RingReader::forThisThread()
+{
+    return nullptr;
+}
+
+#endif
+
+RingReader::RingReader(std::unique_ptr<Ring> ring)
+    : m_ring(std::move(ring))
+{
+}
+
+RingReader::~RingReader() = default;
+
+int64_t RingReader::requestsRead()
+{
+    return g_requestsRead.load(std::memory_order_relaxed);
+}
+
+void RingReader::read(std::span<Request> requests)
+{
+    const int n = int(std::min<size_t>(requests.size(), kGroup));
+    g_requestsRead.fetch_add(n, std::memory_order_relaxed);
+    std::array<int, kGroup> fds;
+    std::array<bool, kGroup> pending; // the current step has not been done for this request yet
+    std::array<uint8_t, kGroup> which;
+    int count = 0;
+    auto select = [&](auto wanted) {
+        count = 0;
+        for (int i = 0; i < n; ++i) {
+            pending[i] = wanted(i);
+            if (pending[i])
+                which[count++] = uint8_t(i);
+        }
+    };
+#ifdef HITSCOPE_HAVE_IO_URING
+    Ring &ring = *m_ring;
+#endif
+
+    // Open.
+    select([](int) { return true; });
+    auto opened = [&](int i, int res) {
+        pending[i] = false;
+        fds[i] = res;
+        requests[i].error = res < 0 ? -res : 0;
+    };
+#ifdef HITSCOPE_HAVE_IO_URING
+    ring.run(which, count, [&](io_uring_sqe *sqe, int i) {
+        io_uring_prep_openat(sqe, AT_FDCWD, requests[i].path, requests[i].openFlags, 0);
+    }, opened);
+#endif
+    for (int i = 0; i < n; ++i) {
+        if (pending[i]) {
+            const int fd = ::open(requests[i].path, requests[i].openFlags);
+            opened(i, fd < 0 ? -errno : fd);
+        }
+    }
+
+    // Check that what was opened is a regular file, on the descriptor: the path may name something else by now.
+    std::array<struct statx, kGroup> stx;
+    select([&](int i) { return fds[i] >= 0; });
+    auto checked = [&](int i, int res) {
+        pending[i] = false;
+        const bool regular = res == 0 && S_ISREG(stx[i].stx_mode);
+        requests[i].opened = regular;
+        if (!regular)
+            requests[i].error = EINVAL;
+    };
+#ifdef HITSCOPE_HAVE_IO_URING
+    ring.run(which, count, [&](io_uring_sqe *sqe, int i) {
+        io_uring_prep_statx(sqe, fds[i], "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_TYPE, &stx[i]);
+    }, checked);
+#endif
+    for (int i = 0; i < n; ++i) {
+        if (pending[i]) {
+            struct stat st;
+            const bool ok = ::fstat(fds[i], &st) == 0;
+            stx[i].stx_mode = uint16_t(st.st_mode);
+            checked(i, ok ? 0 : -errno);
+        }
+    }
+
+    // Read.
+    select([&](int i) { return requests[i].opened && requests[i].size > 0; });
+    // `res`: what the ring read, or -errno.
+    auto readDone = [&](int i, int res) {
+        Request &r = requests[i];
+        pending[i] = false;
+        if (res == -EAGAIN || res == -EINTR)
+            res = 0;
+        if (res < 0) {
+            r.got = -1;
+            r.error = -res;
+            return;
+        }
+        r.got = res;
+        if (res < r.size) {
+            // Short: the file ended, or the rest is not in the page cache yet (the ring does not wait for the
+            // disk on a file opened O_NONBLOCK, which keeps a FIFO from blocking the open). A plain read tells.
+            const int64_t more = preadFully(fds[i], r.dst + res, r.size - res, r.offset + res);
+            if (more < 0) {
+                r.got = -1;
+                r.error = errno;
+            } else {
+                r.got += more;
+            }
+        }
+    };
+#ifdef HITSCOPE_HAVE_IO_URING
+    ring.run(which, count, [&](io_uring_sqe *sqe, int i) {
+        io_uring_prep_read(sqe, fds[i], requests[i].dst, unsigned(requests[i].size), uint64_t(requests[i].offset));
+    }, readDone);
+#endif
+    for (int i = 0; i < n; ++i) {
+        if (pending[i])
+            readDone(i, 0);
+    }
+
+    // Close. A close the kernel took is never repeated: the number may belong to another thread's file by now.
+    select([&](int i) { return fds[i] >= 0; });
+#ifdef HITSCOPE_HAVE_IO_URING
+    const int taken = ring.run(which, count, [&](io_uring_sqe *sqe, int i) { io_uring_prep_close(sqe, fds[i]); },
+                               [](int, int) { });
+    for (int k = 0; k < taken; ++k)
+        pending[which[k]] = false;
+#endif
+    for (int i = 0; i < n; ++i) {
+        if (pending[i])
+            ::close(fds[i]);
+    }
+}
+
+} // namespace Hitscope

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// RingReader reads a group of files as open(), fstat(), pread() and close() would: the same bytes, the same
+// errors, nothing read from what is not a regular file, and every descriptor closed.
+#include <cerrno>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QDir>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "scan/ringreader.h"
+#include "testutil.h"
+
+using namespace Hitscope;
+
+namespace {
+
+int openFds()
+{
+    return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).size());
+}
+
+QByteArray randomBytes(int size, QRandomGenerator &rng)
+{
+    QByteArray data(size, Qt::Uninitialized);
+    for (char &c : data)
+        c = char(rng.bounded(256));
+    return data;
+}
+
+// What one request should come back with.
+struct Expected
+{
+    bool opened = true;
+    int error = 0;
+    QByteArray bytes; // what lands in the buffer (its size is `got`)
+};
+
+} // namespace
+
+class TestRingReader : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init()
+    {
+        if (!RingReader::available())
+            QSKIP("io_uring is not available to this process (old kernel, seccomp or kernel.io_uring_disabled)");
+    }
+
+    void groupOfFilesAndNonFiles()
+    {
+        QTemporaryDir tmp;
+        QRandomGenerator rng(3);
+        const QString dir = tmp.path();
+        auto path = [&](const char *name) { return QFile::encodeName(dir + QLatin1Char('/') + QLatin1String(name)); };
+
+        const QByteArray big = randomBytes(300000, rng);
+        const QByteArray small = randomBytes(5000, rng);
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/big"), big));
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/small"), small));
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/empty"), QByteArray()));
+        QVERIFY(::mkfifo(path("fifo").constData(), 0644) == 0);
+        QVERIFY(::mkdir(path("folder").constData(), 0755) == 0);
+        QVERIFY(::symlink(path("small").constData(), path("link").constData()) == 0);
+
+        struct Case
+        {
+            QByteArray path;
+            int flags;
+            int64_t size;
+            int64_t offset;
+            Expected expected;
+        };
+        const int plain = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW;
+        std::vector<Case> cases = {
+            { path("big"), plain, 300000, 0, { true, 0, big } },
+            { path("big"), plain, 1000, 123456, { true, 0, big.mid(123456, 1000) } },
+            // Planned larger than the file is now: read up to its end.
+            { path("small"), plain, 9000, 0, { true, 0, small } },
+            { path("small"), plain, 100, 4950, { true, 0, small.mid(4950) } },
+            { path("small"), plain, 100, 7000, { true, 0, QByteArray() } },
+            { path("empty"), plain, 0, 0, { true, 0, QByteArray() } },
+            { path("empty"), plain, 10, 0, { true, 0, QByteArray() } },
+            { path("missing"), plain, 10, 0, { false, ENOENT, QByteArray() } },
+            { path("fifo"), plain, 10, 0, { false, EINVAL, QByteArray() } },
+            { path("folder"), plain, 10, 0, { false, EINVAL, QByteArray() } },
+            { path("link"), plain, 10, 0, { false, ELOOP, QByteArray() } },
+            { path("link"), plain & ~O_NOFOLLOW, 5000, 0, { true, 0, small } },
+        };
+        // A full group: the cases again, up to kGroup requests.
+        while (cases.size() < size_t(RingReader::kGroup))
+            cases.push_back(cases[cases.size() % 12]);
+
+        std::vector<QByteArray> buffers;
+        std::vector<RingReader::Request> requests;
+        for (const Case &c : cases) {
+            buffers.emplace_back(int(c.size), '\xee');
+            RingReader::Request r;
+            r.path = c.path.constData();
+            r.openFlags = c.flags;
+            r.dst = reinterpret_cast<uint8_t *>(buffers.back().data());
+            r.size = c.size;
+            r.offset = c.offset;
+            requests.push_back(r);
+        }
+        RingReader *reader = RingReader::forThisThread(); // its ring is a descriptor of its own, kept
+        QVERIFY(reader);
+        const int fds = openFds();
+        const int64_t before = RingReader::requestsRead();
+        reader->read(requests);
+        QCOMPARE(RingReader::requestsRead() - before, int64_t(requests.size()));
+        QCOMPARE(openFds(), fds);
+
+        for (size_t i = 0; i < cases.size(); ++i) {
+            const Case &c = cases[i];
+            const RingReader::Request &r = requests[i];
+            const QByteArray what = QByteArray(c.path + " at " + QByteArray::number(c.offset));
+            QVERIFY2(r.opened == c.expected.opened, what.constData());
+            QVERIFY2(r.error == c.expected.error, QByteArray(what + ": " + QByteArray::number(r.error)).constData());
+            if (!r.opened)
+                continue;
+            QVERIFY2(r.got == c.expected.bytes.size(), what.constData());
+            QVERIFY2(buffers[i].left(int(r.got)) == c.expected.bytes, what.constData());
+            // Nothing is written past what the file had.
+            QVERIFY(std::all_of(buffers[i].begin() + r.got, buffers[i].end(), [](char ch) { return ch == '\xee'; }));
+        }
+    }
+
+    void filesNotInThePageCache()
+    {
+        // Files read from the disk, not the page cache: the kernel may leave part of them unread for a file
+        // opened O_NONBLOCK, and the rest must still arrive. Dropping the cache needs a file system that has one
+        // to drop (not tmpfs).
+        QTemporaryDir tmp(QDir::currentPath() + QLatin1String("/ringreader-XXXXXX"));
+        QVERIFY(tmp.isValid());
+        QRandomGenerator rng(9);
+        std::vector<QByteArray> contents;
+        std::vector<QByteArray> paths;
+        for (int i = 0; i < RingReader::kGroup; ++i) {
+            contents.push_back(randomBytes(1 + int(rng.bounded(200000)), rng));
+            paths.push_back(QFile::encodeName(tmp.path() + QStringLiteral("/f%1").arg(i)));
+            QVERIFY(TestUtil::writeFile(QFile::decodeName(paths.back()), contents.back()));
+        }
+        ::sync();
+        for (const QByteArray &p : paths) {
+            const int fd = ::open(p.constData(), O_RDONLY | O_CLOEXEC);
+            QVERIFY(fd >= 0);
+            QCOMPARE(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+            ::close(fd);
+        }
+        std::vector<QByteArray> buffers;
+        std::vector<RingReader::Request> requests;
+        for (size_t i = 0; i < paths.size(); ++i) {
+            buffers.emplace_back(contents[i].size(), '\0');
+            RingReader::Request r;
+            r.path = paths[i].constData();
+            r.openFlags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW;
+            r.dst = reinterpret_cast<uint8_t *>(buffers.back().data());
+            r.size = contents[i].size();
+            requests.push_back(r);
+        }
+        RingReader::forThisThread()->read(requests);
+        for (size_t i = 0; i < paths.size(); ++i) {
+            QVERIFY(requests[i].opened);
+            QCOMPARE(requests[i].got, int64_t(contents[i].size()));
+            QVERIFY(buffers[i] == contents[i]);
+        }
+    }
+
+    void oneReaderPerThread()
+    {
+        RingReader *mine = RingReader::forThisThread();
+        QVERIFY(mine);
+        QCOMPARE(RingReader::forThisThread(), mine);
+        RingReader *theirs = nullptr;
+        std::thread([&] { theirs = RingReader::forThisThread(); }).join();
+        QVERIFY(theirs);
+        QVERIFY(theirs != mine);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRingReader)
+#include "tst_ringreader.moc"
