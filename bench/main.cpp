@@ -27,6 +27,7 @@
 #include "rules/ruleloader.h"
 #include "scan/filewalker.h"
 #include "scan/scanner.h"
+#include "util/heaptuning.h"
 
 using namespace Hitscope;
 
@@ -106,6 +107,7 @@ struct Row
 
 int main(int argc, char **argv)
 {
+    keepFreedHeapMemory();
     auto app = createGpuApplication(argc, argv);
     QStringList rulesFiles;
     bool useGpu = false;

@@ -7,9 +7,11 @@
 #include "cliargs.h"
 #include "gpu/headlessplatform.h"
 #include "scancommand.h"
+#include "util/heaptuning.h"
 
 int main(int argc, char **argv)
 {
+    Hitscope::keepFreedHeapMemory();
     CliArgs args;
     const QString error = args.parse(argc, argv);
     // The GPU needs a QGuiApplication (QVulkanInstance), on our headless platform when there is no display;

@@ -15,9 +15,11 @@
 #include "dropzone.h"
 #include "scan/scanjob.h"
 #include "settings.h"
+#include "util/heaptuning.h"
 
 int main(int argc, char **argv)
 {
+    Hitscope::keepFreedHeapMemory();
     // The desktop application needs a display: no headless platform here (that is for the CLI and tests).
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("hitscope"));
