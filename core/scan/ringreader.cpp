@@ -4,9 +4,11 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -51,13 +53,20 @@ bool disabledByEnvironment()
 struct RingReader::Ring
 {
     io_uring ring {};
+    bool live = false;   // set up: only then is there a ring to close (a failed set-up leaves ring_fd at 0)
     bool broken = false; // a submission failed: what was queued cannot be trusted, plain calls from then on
+    // On the heap with the ring, not on read()'s stack: nothing the kernel may still write to goes away first.
+    std::array<struct statx, kGroup> stx {};
 
-    ~Ring() { io_uring_queue_exit(&ring); }
+    ~Ring()
+    {
+        if (live)
+            io_uring_queue_exit(&ring);
+    }
 
     // Queues one operation for each of the first `count` indexes in `which` with prep(sqe, i), submits them and
-    // hands each completion to done(i, res). Returns how many the kernel took (the first ones). Where the ring
-    // fails, an operation may be left without a completion: done() is not called for it.
+    // hands each completion to done(i, res). Returns how many the kernel took (the first ones); done() is called
+    // for each of those, and for no other.
     template<typename Prep, typename Done>
     int run(const std::array<uint8_t, kGroup> &which, int count, Prep prep, Done done)
     {
@@ -71,18 +80,25 @@ struct RingReader::Ring
         int submitted;
         while ((submitted = io_uring_submit_and_wait(&ring, unsigned(count))) == -EINTR) { }
         if (submitted != count) {
+            // The rest stay queued, never entered: the ring is not used again.
             broken = true;
             if (submitted <= 0)
                 return 0;
         }
-        for (int reaped = 0; reaped < submitted;) {
+        for (int reaped = 0, failures = 0; reaped < submitted;) {
             io_uring_cqe *cqe = nullptr;
             const int r = io_uring_wait_cqe(&ring, &cqe);
-            if (r == -EINTR)
-                continue;
             if (r < 0) {
-                broken = true;
-                break;
+                // Operations the kernel took may still write into the batch's buffer or open files: they are
+                // waited for, never redone beside them. No kernel since 5.6 fails here with a ring whose
+                // completion queue has room for twice what is in flight.
+                if (r != -EINTR && ++failures > 10000) {
+                    std::fprintf(stderr, "hitscope: io_uring gave no completions (%s)\n", std::strerror(-r));
+                    std::abort();
+                }
+                if (r != -EINTR)
+                    std::this_thread::sleep_for(std::chrono::microseconds(100));
+                continue;
             }
             done(int(io_uring_cqe_get_data64(cqe)), cqe->res);
             io_uring_cqe_seen(&ring, cqe);
@@ -134,7 +150,8 @@ RingReader *RingReader::forThisThread()
                 params = {};
                 r = io_uring_queue_init_params(kGroup, &ring->ring, &params);
             }
-            if (r == 0)
+            ring->live = r == 0;
+            if (ring->live)
                 reader.reset(new RingReader(std::move(ring)));
         }
     }
@@ -145,6 +162,7 @@ RingReader *RingReader::forThisThread()
 
 struct RingReader::Ring
 {
+    std::array<struct statx, kGroup> stx {};
 };
 
 bool RingReader::available()
@@ -171,10 +189,21 @@ int64_t RingReader::requestsRead()
     return g_requestsRead.load(std::memory_order_relaxed);
 }
 
-void RingReader::read(std::span<Request> requests)
+void RingReader::read(std::span<Request> all)
 {
-    const int n = int(std::min<size_t>(requests.size(), kGroup));
+    for (size_t first = 0; first < all.size(); first += kGroup)
+        readGroup(all.subspan(first, std::min<size_t>(kGroup, all.size() - first)));
+}
+
+void RingReader::readGroup(std::span<Request> requests)
+{
+    const int n = int(requests.size());
     g_requestsRead.fetch_add(n, std::memory_order_relaxed);
+    for (Request &r : requests) {
+        r.opened = false;
+        r.error = 0;
+        r.got = 0;
+    }
     std::array<int, kGroup> fds;
     std::array<bool, kGroup> pending; // the current step has not been done for this request yet
     std::array<uint8_t, kGroup> which;
@@ -211,7 +240,7 @@ void RingReader::read(std::span<Request> requests)
     }
 
     // Check that what was opened is a regular file, on the descriptor: the path may name something else by now.
-    std::array<struct statx, kGroup> stx;
+    std::array<struct statx, kGroup> &stx = m_ring->stx;
     select([&](int i) { return fds[i] >= 0; });
     auto checked = [&](int i, int res) {
         pending[i] = false;
@@ -227,9 +256,9 @@ void RingReader::read(std::span<Request> requests)
 #endif
     for (int i = 0; i < n; ++i) {
         if (pending[i]) {
-            struct stat st;
+            struct stat st {};
             const bool ok = ::fstat(fds[i], &st) == 0;
-            stx[i].stx_mode = uint16_t(st.st_mode);
+            stx[i].stx_mode = ok ? uint16_t(st.st_mode) : 0;
             checked(i, ok ? 0 : -errno);
         }
     }
@@ -249,8 +278,9 @@ void RingReader::read(std::span<Request> requests)
         }
         r.got = res;
         if (res < r.size) {
-            // Short: the file ended, or the rest is not in the page cache yet (the ring does not wait for the
-            // disk on a file opened O_NONBLOCK, which keeps a FIFO from blocking the open). A plain read tells.
+            // Short: the file ended, or the ring left the rest unread (a kernel may end a read early or with
+            // EAGAIN for a file opened O_NONBLOCK, which keeps a FIFO from blocking the open, where its pages are
+            // not cached; 6.18 finishes the read itself). A plain read tells which.
             const int64_t more = preadFully(fds[i], r.dst + res, r.size - res, r.offset + res);
             if (more < 0) {
                 r.got = -1;
@@ -273,10 +303,8 @@ void RingReader::read(std::span<Request> requests)
     // Close. A close the kernel took is never repeated: the number may belong to another thread's file by now.
     select([&](int i) { return fds[i] >= 0; });
 #ifdef HITSCOPE_HAVE_IO_URING
-    const int taken = ring.run(which, count, [&](io_uring_sqe *sqe, int i) { io_uring_prep_close(sqe, fds[i]); },
-                               [](int, int) { });
-    for (int k = 0; k < taken; ++k)
-        pending[which[k]] = false;
+    ring.run(which, count, [&](io_uring_sqe *sqe, int i) { io_uring_prep_close(sqe, fds[i]); },
+             [&](int i, int) { pending[i] = false; });
 #endif
     for (int i = 0; i < n; ++i) {
         if (pending[i])

@@ -45,11 +45,13 @@ public:
     RingReader(const RingReader &) = delete;
     RingReader &operator=(const RingReader &) = delete;
 
-    /// Reads at most kGroup requests, as open(), fstat(), pread() and close() would, and closes every file it
-    /// opened. A file that is not regular (swapped for a FIFO or a folder since the walk) is not read.
+    /// Reads the requests, kGroup at a time, as open(), fstat(), pread() and close() would, and closes every
+    /// file it opened. A file that is not regular (swapped for a FIFO or a folder since the walk) is not read.
     void read(std::span<Request> requests);
 
 private:
+    void readGroup(std::span<Request> requests);
+
     struct Ring;
     explicit RingReader(std::unique_ptr<Ring> ring);
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -135,9 +136,10 @@ private Q_SLOTS:
 
     void filesNotInThePageCache()
     {
-        // Files read from the disk, not the page cache: the kernel may leave part of them unread for a file
-        // opened O_NONBLOCK, and the rest must still arrive. Dropping the cache needs a file system that has one
-        // to drop (not tmpfs).
+        // Files read from the disk, not the page cache: a kernel may leave part of them unread for a file opened
+        // O_NONBLOCK (6.18 does not), and the rest must still arrive; the reads that stop short at a file's end
+        // (groupOfFilesAndNonFiles) take the same plain-call path. Dropping the cache needs a file system that
+        // has one to drop (not tmpfs).
         QTemporaryDir tmp(QDir::currentPath() + QLatin1String("/ringreader-XXXXXX"));
         QVERIFY(tmp.isValid());
         QRandomGenerator rng(9);
@@ -171,6 +173,72 @@ private Q_SLOTS:
             QVERIFY(requests[i].opened);
             QCOMPARE(requests[i].got, int64_t(contents[i].size()));
             QVERIFY(buffers[i] == contents[i]);
+        }
+    }
+
+    void failedSetUpClosesNothing()
+    {
+        // A thread whose ring cannot be set up (here: no descriptor left) gets no reader, and closes nothing:
+        // a failed set-up leaves liburing's descriptor field at 0, which is some file's number.
+        if (::fcntl(0, F_GETFD) < 0)
+            QVERIFY(::open("/dev/null", O_RDONLY) == 0);
+        const QStringList before = QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::Files | QDir::System);
+        struct rlimit saved;
+        QVERIFY(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+        RingReader *reader = reinterpret_cast<RingReader *>(1);
+        std::thread([&] {
+            struct rlimit none = saved;
+            none.rlim_cur = 0;
+            ::setrlimit(RLIMIT_NOFILE, &none);
+            reader = RingReader::forThisThread();
+            ::setrlimit(RLIMIT_NOFILE, &saved);
+        }).join();
+        QVERIFY(reader == nullptr);
+        QCOMPARE(::fcntl(0, F_GETFD) >= 0, true);
+        QCOMPARE(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::Files | QDir::System), before);
+    }
+
+    void moreThanAGroupAndReusedRequests()
+    {
+        QTemporaryDir tmp;
+        QRandomGenerator rng(5);
+        std::vector<QByteArray> contents;
+        std::vector<QByteArray> paths;
+        const int count = 3 * RingReader::kGroup + 5;
+        for (int i = 0; i < count; ++i) {
+            contents.push_back(randomBytes(int(rng.bounded(3000)), rng));
+            paths.push_back(QFile::encodeName(tmp.path() + QStringLiteral("/f%1").arg(i)));
+            QVERIFY(TestUtil::writeFile(QFile::decodeName(paths.back()), contents.back()));
+        }
+        std::vector<QByteArray> buffers;
+        std::vector<RingReader::Request> requests(size_t(count), RingReader::Request {});
+        for (int i = 0; i < count; ++i) {
+            buffers.emplace_back(4000, '\0');
+            RingReader::Request &r = requests[size_t(i)];
+            r.path = paths[size_t(i)].constData();
+            r.openFlags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW;
+            r.dst = reinterpret_cast<uint8_t *>(buffers.back().data());
+            r.size = 4000;
+        }
+        RingReader *reader = RingReader::forThisThread();
+        const int fds = openFds();
+        reader->read(requests);
+        QCOMPARE(openFds(), fds);
+        for (int i = 0; i < count; ++i) {
+            QVERIFY(requests[size_t(i)].opened);
+            QCOMPARE(requests[size_t(i)].got, int64_t(contents[size_t(i)].size()));
+            QVERIFY(buffers[size_t(i)].left(contents[size_t(i)].size()) == contents[size_t(i)]);
+        }
+        // The same requests again after every other file went away: nothing of the first read is left over.
+        for (int i = 0; i < count; i += 2)
+            QVERIFY(QFile::remove(QFile::decodeName(paths[size_t(i)])));
+        reader->read(requests);
+        QCOMPARE(openFds(), fds);
+        for (int i = 0; i < count; ++i) {
+            const RingReader::Request &r = requests[size_t(i)];
+            QCOMPARE(r.opened, i % 2 == 1);
+            QCOMPARE(r.error, i % 2 == 1 ? 0 : ENOENT);
+            QCOMPARE(r.got, i % 2 == 1 ? int64_t(contents[size_t(i)].size()) : int64_t(0));
         }
     }
 
