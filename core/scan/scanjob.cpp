@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #ifdef Q_OS_LINUX
@@ -127,6 +128,33 @@ void ScanJob::Worker::run(const Request &request)
         qWarning("Hitscope: could not lower the scan thread's priority");
 #endif
 
+    // Sizes only, for the progress bar (problems are reported by the scan itself). Walked while the rules
+    // load and compile: the compile leaves the other cores idle most of its time.
+    int64_t totalBytes = 0;
+    int totalFiles = 0;
+    std::atomic_bool stopSizing { false };
+    std::jthread sizer([&] {
+        FileWalker walker(request.walk);
+        // The walker looks at one flag: the user's cancel is passed on to it at every entry.
+        walker.setOnEntry([&] {
+            if (m_cancelled)
+                stopSizing = true;
+        });
+        walker.walk(
+            request.paths,
+            [&](const FileEntry &e) {
+                totalBytes += e.size;
+                ++totalFiles;
+            },
+            [](const FileProblem &) {}, &stopSizing);
+    });
+    // Every early return below stops the walk first (the jthread joins it on the way out).
+    struct StopOnExit
+    {
+        std::atomic_bool &stop;
+        ~StopOnExit() { stop = true; }
+    } stopOnExit { stopSizing };
+
     const RuleSet rules = RuleLoader::loadFiles(request.ruleFiles);
     CompileOptions compile;
     compile.threads = request.params.threads;
@@ -176,17 +204,7 @@ void ScanJob::Worker::run(const Request &request)
         ? ScanJob::tr("GPU: %1 (%2)").arg(gpu->device().deviceName(), gpu->device().backendName())
         : ScanJob::tr("CPU");
 
-    // Sizes only, for the progress bar; problems are reported by the scan itself.
-    int64_t totalBytes = 0;
-    int totalFiles = 0;
-    FileWalker(request.walk)
-        .walk(
-            request.paths,
-            [&](const FileEntry &e) {
-                totalBytes += e.size;
-                ++totalFiles;
-            },
-            [](const FileProblem &) {}, &m_cancelled);
+    sizer.join();
     if (m_cancelled) {
         fail(stopped, true);
         return;
