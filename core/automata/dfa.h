@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "util/bigallocator.h"
+
 namespace Hitscope {
 
 /**
@@ -39,7 +41,7 @@ struct Dfa
     std::array<uint8_t, 256> byteClass {};
     /// numStates * numClasses entries: (next state * numClasses) | kAcceptFlag when that state has
     /// Now or Prev accept entries.
-    std::vector<uint32_t> transitions;
+    BigTable transitions;
     /// Start state per StartContext, in the same premultiplied form (flag bit never set).
     std::array<uint32_t, 3> start {};
     /// acceptIndex[s] .. acceptIndex[s + 1] index acceptEntries for state s (numStates + 1 entries).

@@ -34,16 +34,16 @@ struct Header
     uint64_t transitions, acceptIndex, acceptEntries;
 };
 
-template<typename T>
-void append(QByteArray &out, const std::vector<T> &v)
+template<typename T, typename A>
+void append(QByteArray &out, const std::vector<T, A> &v)
 {
     out.append(reinterpret_cast<const char *>(v.data()), qsizetype(v.size() * sizeof(T)));
 }
 
 // From a mapped file (offsets of whole elements: the tables follow the header at multiples of 4 bytes), without
 // zero-filling the vector first: the tables of a rule set are megabytes, every page of them a fault.
-template<typename T>
-bool take(const uchar *in, qint64 size, qint64 &at, uint64_t count, std::vector<T> &v)
+template<typename T, typename A>
+bool take(const uchar *in, qint64 size, qint64 &at, uint64_t count, std::vector<T, A> &v)
 {
     if (count > uint64_t(size - at) / sizeof(T) || at % qint64(alignof(T)) != 0)
         return false;

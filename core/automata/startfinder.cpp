@@ -139,7 +139,7 @@ struct StartFinder::Reversed
     bool nfaBuilt = false;
     /// dfa.transitions with kAcceptFlag also set towards chain heads and the dead state: the flag means
     /// "look at the target".
-    std::vector<uint32_t> transitions;
+    BigTable transitions;
     std::vector<uint8_t> facts; ///< StateFact bits per state
     std::vector<uint8_t> look;  ///< per state: reports Now/Prev entries, starts a chain, or is dead
     std::vector<uint32_t> chainLength;

@@ -30,8 +30,8 @@ inline uint64_t hashBytes(uint64_t h, const void *data, size_t size)
     return h;
 }
 
-template<typename T>
-uint64_t hashVector(uint64_t h, const std::vector<T> &v)
+template<typename T, typename A>
+uint64_t hashVector(uint64_t h, const std::vector<T, A> &v)
 {
     return hashBytes(h, v.data(), v.size() * sizeof(T));
 }
