@@ -86,6 +86,23 @@ private Q_SLOTS:
         QCOMPARE(second, first);
     }
 
+    void sameStringsWithAndWithoutIoUring()
+    {
+        // Small files are read through io_uring where the kernel allows it; HITSCOPE_IO_URING=0 reads them with
+        // plain system calls. Both give every string of every file (the generated corpus has thousands).
+        const QStringList args { QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"),
+                                 QStringLiteral("-s"), QStringLiteral("-r"), m_case.literalsFile,
+                                 QStringLiteral("-r"), m_case.regexesFile, m_case.dir };
+        QByteArray ring, plain, err;
+        QCOMPARE(TestUtil::runCli(args, &ring, &err), 0);
+        qputenv("HITSCOPE_IO_URING", "0");
+        const int rc = TestUtil::runCli(args, &plain, &err);
+        qunsetenv("HITSCOPE_IO_URING");
+        QCOMPARE(rc, 0);
+        QVERIFY(ring.count('\n') > 1000);
+        QCOMPARE(plain, ring);
+    }
+
     void jsonHitsEqualOracle_data()
     {
         QTest::addColumn<QStringList>("extra");
