@@ -7,15 +7,9 @@
 #include <chrono>
 #include <memory>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
-
 #include "automata/atomextractor.h"
 #include "automata/atomprefilter.h"
+#include "cpu/xorscreen.h"
 #include "util/parallel.h"
 
 namespace Hitscope {
@@ -133,79 +127,12 @@ private:
 };
 
 /**
- * Starts in data[0, n) whose next four neighbouring-byte XORs are d[0..3] (an xor form's first deltas), 16 at a
- * time (one at a time without SSE2; 32 in screenXorAvx2); written to `out` (room for n), counted in the return
- * value. The vector loop only screens: verifying
- * and marking happen after it, so that nothing in the loop is a call that would spill its vector registers.
- */
-int64_t screenXorSse2(const uint8_t *data, int64_t n, const uint8_t *d, int64_t *out)
-{
-    int64_t found = 0;
-    int64_t i = 0;
-#ifdef __SSE2__
-    const __m128i d0 = _mm_set1_epi8(char(d[0])), d1 = _mm_set1_epi8(char(d[1]));
-    const __m128i d2 = _mm_set1_epi8(char(d[2])), d3 = _mm_set1_epi8(char(d[3]));
-    auto load = [](const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); };
-    // Loads reach data[i + 19].
-    for (; i + 20 <= n; i += 16) {
-        const __m128i b0 = load(data + i), b1 = load(data + i + 1), b2 = load(data + i + 2);
-        const __m128i b3 = load(data + i + 3), b4 = load(data + i + 4);
-        __m128i m = _mm_cmpeq_epi8(_mm_xor_si128(b0, b1), d0);
-        m = _mm_and_si128(m, _mm_cmpeq_epi8(_mm_xor_si128(b1, b2), d1));
-        m = _mm_and_si128(m, _mm_cmpeq_epi8(_mm_xor_si128(b2, b3), d2));
-        m = _mm_and_si128(m, _mm_cmpeq_epi8(_mm_xor_si128(b3, b4), d3));
-        for (unsigned bits = unsigned(_mm_movemask_epi8(m)); bits != 0; bits &= bits - 1)
-            out[found++] = i + std::countr_zero(bits);
-    }
-#endif
-    for (; i + 5 <= n; ++i)
-        if ((data[i] ^ data[i + 1]) == d[0] && (data[i + 1] ^ data[i + 2]) == d[1]
-            && (data[i + 2] ^ data[i + 3]) == d[2] && (data[i + 3] ^ data[i + 4]) == d[3])
-            out[found++] = i;
-    return found;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define HITSCOPE_XOR_AVX2 1
-__attribute__((target("avx2"))) int64_t screenXorAvx2(const uint8_t *data, int64_t n, const uint8_t *d, int64_t *out)
-{
-    int64_t found = 0;
-    int64_t i = 0;
-    const __m256i d0 = _mm256_set1_epi8(char(d[0])), d1 = _mm256_set1_epi8(char(d[1]));
-    const __m256i d2 = _mm256_set1_epi8(char(d[2])), d3 = _mm256_set1_epi8(char(d[3]));
-    // Loads reach data[i + 35].
-    for (; i + 36 <= n; i += 32) {
-        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i));
-        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i + 1));
-        const __m256i b2 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i + 2));
-        const __m256i b3 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i + 3));
-        const __m256i b4 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i + 4));
-        __m256i m = _mm256_cmpeq_epi8(_mm256_xor_si256(b0, b1), d0);
-        m = _mm256_and_si256(m, _mm256_cmpeq_epi8(_mm256_xor_si256(b1, b2), d1));
-        m = _mm256_and_si256(m, _mm256_cmpeq_epi8(_mm256_xor_si256(b2, b3), d2));
-        m = _mm256_and_si256(m, _mm256_cmpeq_epi8(_mm256_xor_si256(b3, b4), d3));
-        for (unsigned bits = unsigned(_mm256_movemask_epi8(m)); bits != 0; bits &= bits - 1)
-            out[found++] = i + std::countr_zero(bits);
-    }
-    const int64_t tail = screenXorSse2(data + i, n - i, d, out + found);
-    for (int64_t k = found; k < found + tail; ++k)
-        out[k] += i;
-    return found + tail;
-}
-#endif
-
-/**
  * Marks where the prefilter's xor atoms occur in data[0, n), which starts at haystack offset `base`: starts are
  * screened by their first four deltas, each candidate is then checked whole.
  */
 void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *data, int64_t n, int64_t base)
 {
-    using Screen = int64_t (*)(const uint8_t *, int64_t, const uint8_t *, int64_t *);
-#ifdef HITSCOPE_XOR_AVX2
-    static const Screen screen = __builtin_cpu_supports("avx2") ? screenXorAvx2 : screenXorSse2;
-#else
-    constexpr Screen screen = screenXorSse2;
-#endif
+    const XorScreen::Isa isa = XorScreen::best();
     constexpr int64_t kStep = 64 << 10;
     int64_t longest = 0;
     for (const AtomPrefilter::XorAtom &a : pre.xorAtoms)
@@ -217,7 +144,7 @@ void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *dat
         // Steps overlap by the form's length, so that a start is screened in the step where it is whole.
         for (int64_t at = 0; at + length <= n; at += kStep) {
             const int64_t span = std::min(n - at, kStep + length - 1);
-            const int64_t found = screen(data + at, span, a.deltas.data(), candidates.get());
+            const int64_t found = XorScreen::screen(data + at, span, a.deltas.data(), candidates.get(), isa);
             for (int64_t c = 0; c < found; ++c) {
                 const int64_t s = at + candidates[size_t(c)];
                 if (s - at < kStep && s + length <= n && a.occursAt(data + s))
