@@ -15,6 +15,7 @@
 
 #include "scan/ringreader.h"
 #include "util/parallel.h"
+#include "util/preadfully.h"
 
 namespace Hitscope {
 
@@ -22,24 +23,6 @@ namespace {
 QString errnoText(int err)
 {
     return QString::fromLocal8Bit(std::strerror(err));
-}
-
-// Reads exactly `size` bytes unless the file ends first; returns bytes read or -1.
-int64_t readFully(int fd, uint8_t *dst, int64_t size, int64_t offset)
-{
-    int64_t done = 0;
-    while (done < size) {
-        const ssize_t n = ::pread(fd, dst + done, size_t(size - done), offset + done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0)
-            break;
-        done += n;
-    }
-    return done;
 }
 
 // What reading one chunk found.
@@ -123,7 +106,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
         if (c.fd >= 0 && p.size > 0) {
             // Past a shrunk file's end this reads short or nothing; bytes past the planned size (the file grew
             // since the walk) are not read: the planned size is what is scanned.
-            p.got = readFully(c.fd, b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin), p.size, p.begin);
+            p.got = preadFully(c.fd, b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin), p.size, p.begin);
             if (p.got < 0)
                 p.error = errno;
         }

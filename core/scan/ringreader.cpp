@@ -18,27 +18,11 @@
 #include <liburing.h>
 #endif
 
+#include "util/preadfully.h"
+
 namespace Hitscope {
 
 namespace {
-// Reads exactly `size` bytes unless the file ends first; returns bytes read, or -1 with errno set.
-int64_t preadFully(int fd, uint8_t *dst, int64_t size, int64_t offset)
-{
-    int64_t done = 0;
-    while (done < size) {
-        const ssize_t n = ::pread(fd, dst + done, size_t(size - done), offset + done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0)
-            break;
-        done += n;
-    }
-    return done;
-}
-
 std::atomic<int64_t> g_requestsRead { 0 };
 
 bool disabledByEnvironment()
