@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "filebatch.h"
 
-#include <new>
-
 #include <sys/mman.h>
+
+#include "util/hugepages.h"
 
 namespace Hitscope {
 
@@ -19,14 +19,9 @@ void HaystackFree::operator()(uint8_t *p) const
 
 Haystack allocateHaystack(int64_t bytes)
 {
+    // Not populated: a batch buffer is written by the reads, and the engine may keep it for several batches.
     const size_t size = size_t(bytes);
-    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    ::madvise(p, size, MADV_HUGEPAGE);
-#endif
-    return Haystack(static_cast<uint8_t *>(p), HaystackFree { size, {} });
+    return Haystack(static_cast<uint8_t *>(mapHugePages(size, false)), HaystackFree { size, {} });
 }
 
 } // namespace Hitscope

@@ -9,6 +9,8 @@
 
 #include <sys/mman.h>
 
+#include "util/hugepages.h"
+
 namespace Hitscope {
 
 /**
@@ -38,17 +40,7 @@ struct BigAllocator
             throw std::bad_alloc();
         if (n * sizeof(T) < kBigBytes)
             return static_cast<T *>(::operator new(n * sizeof(T)));
-        const size_t bytes = mappedBytes(n);
-        void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-        ::madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-#ifdef MADV_POPULATE_WRITE
-        ::madvise(p, bytes, MADV_POPULATE_WRITE); // Linux 5.14; before it, pages fault in as they are written
-#endif
-        return static_cast<T *>(p);
+        return static_cast<T *>(mapHugePages(mappedBytes(n), true));
     }
 
     void deallocate(T *p, size_t n) noexcept
