@@ -132,13 +132,14 @@ void ScanJob::Worker::run(const Request &request)
     // load and compile: the compile leaves the other cores idle most of its time.
     int64_t totalBytes = 0;
     int totalFiles = 0;
-    std::atomic_bool stopSizing { false };
-    std::jthread sizer([&] {
+    // Every early return below ends the walk: the jthread asks it to stop, then joins it.
+    std::jthread sizer([&](std::stop_token stop) {
+        std::atomic_bool stopped { false };
         FileWalker walker(request.walk);
-        // The walker looks at one flag: the user's cancel is passed on to it at every entry.
+        // The walker looks at one flag: the user's cancel and the jthread's stop reach it at every entry.
         walker.setOnEntry([&] {
-            if (m_cancelled)
-                stopSizing = true;
+            if (m_cancelled || stop.stop_requested())
+                stopped = true;
         });
         walker.walk(
             request.paths,
@@ -146,14 +147,8 @@ void ScanJob::Worker::run(const Request &request)
                 totalBytes += e.size;
                 ++totalFiles;
             },
-            [](const FileProblem &) {}, &stopSizing);
+            [](const FileProblem &) {}, &stopped);
     });
-    // Every early return below stops the walk first (the jthread joins it on the way out).
-    struct StopOnExit
-    {
-        std::atomic_bool &stop;
-        ~StopOnExit() { stop = true; }
-    } stopOnExit { stopSizing };
 
     const RuleSet rules = RuleLoader::loadFiles(request.ruleFiles);
     CompileOptions compile;
