@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "scan/ringreader.h"
+#include "util/jobthread.h"
 #include "util/parallel.h"
 #include "util/preadfully.h"
 
@@ -211,7 +212,6 @@ struct Batcher::Read
     std::unique_ptr<FileBatch> batch;
     std::vector<Outcome> outcomes;
     std::atomic_bool done { false };
-    std::thread thread;
 };
 
 Batcher::Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool *cancelled)
@@ -227,8 +227,8 @@ Batcher::Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool
 
 Batcher::~Batcher()
 {
-    if (m_read)
-        m_read->thread.join();
+    // The reader thread runs what was posted (the batch being read) before it ends.
+    m_reader.reset();
 }
 
 void Batcher::setAllocator(std::function<Haystack(int64_t)> allocate)
@@ -356,25 +356,24 @@ void Batcher::flush()
         m_emit(std::move(batch));
         return;
     }
-    // The read threads keep the nice level they were started at: a new level needs new threads (no read is in
-    // flight here, collect() has ended the last one).
-    if (m_readPoolNice != m_readNice) {
-        m_readPool = std::make_unique<WorkerPool>();
-        m_readPoolNice = m_readNice;
+    // The reader thread and the read threads it starts keep the nice level they were started at: a new level
+    // needs new threads (no read is in flight here, collect() has waited for the last one).
+    if (!m_reader || m_readerNice != m_readNice) {
+        m_reader.reset();
+        m_reader = std::make_unique<JobThread>(m_readNice);
+        m_readerNice = m_readNice;
     }
     m_read = std::make_unique<Read>();
     m_read->batch = std::move(batch);
     Read *read = m_read.get();
     // Every read thread gets at least two pieces of a small batch.
     const int64_t pieceBytes = std::min(m_pieceBytes, std::max<int64_t>(1 << 20, read->batch->used / (2 * m_readThreads)));
-    // The read threads are kept from batch to batch (m_readPool); they were started from a thread at the read
-    // priority, and keep it.
-    read->thread = std::thread([read, threads = m_readThreads, pieceBytes, nice = m_readNice, pool = m_readPool.get(),
-                                ring = m_ringReads] {
-        lowerThreadPriority(nice);
+    // The reader thread is worker 0 of the read threads; they are kept from batch to batch (its WorkerPool), and
+    // so are their io_uring rings.
+    m_reader->post([read, threads = m_readThreads, pieceBytes, ring = m_ringReads] {
         FileBatch &b = *read->batch;
         b.readBegan = std::chrono::steady_clock::now();
-        read->outcomes = readChunks(b, threads, pieceBytes, *pool, ring);
+        read->outcomes = readChunks(b, threads, pieceBytes, WorkerPool::forThisThread(), ring);
         b.readEnded = std::chrono::steady_clock::now();
         read->done.store(true, std::memory_order_release);
     });
@@ -475,7 +474,7 @@ void Batcher::collect()
 {
     if (!m_read)
         return;
-    m_read->thread.join();
+    m_reader->wait();
     FileBatch &b = *m_read->batch;
     const std::vector<Outcome> &outcomes = m_read->outcomes;
     const bool continues = !b.files.back().lastChunk;

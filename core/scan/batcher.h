@@ -8,7 +8,7 @@
 
 #include "scan/filebatch.h"
 #include "scan/fileentry.h"
-#include "util/workerpool.h"
+#include "util/jobthread.h"
 
 namespace Hitscope {
 
@@ -109,9 +109,9 @@ private:
     int64_t m_bytesAfter = -1;
     int64_t m_minBatchBytes = 0;
     std::function<Haystack(int64_t)> m_allocate = allocateHaystack;
-    // Declared last: ended first, after the destructor has waited for the batch being read.
-    std::unique_ptr<WorkerPool> m_readPool = std::make_unique<WorkerPool>();
-    int m_readPoolNice = 0; // the level m_readPool's threads were started at
+    // Reads each batch (worker 0 of the read threads); made at the first read, again when the nice level changes.
+    std::unique_ptr<JobThread> m_reader;
+    int m_readerNice = 0; // the level m_reader was started at
 };
 
 } // namespace Hitscope
