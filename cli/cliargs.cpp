@@ -80,7 +80,7 @@ QString CliArgs::helpText()
         "  -j, --threads N         threads for compiling rules, reading, the CPU engine, the GPU engine's\n"
         "                          host work and resolving hits (default: one per core)\n"
         "      --batch-bytes N     bytes per batch (default 256M on a GPU, 64M on Mesa's software Vulkan,\n"
-        "                          16M on the CPU, 32M above 4 cores); the first batches and the last ones are\n"
+        "                          8M on the CPU, 32M above 4 cores); the first batches and the last ones are\n"
         "                          smaller, so that the engine starts early and the scan does not end on one\n"
         "                          large batch\n"
         "      --fixed-batches     every batch of --batch-bytes, also the first and the last ones\n"

@@ -105,7 +105,7 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
 
     m_batchKiB = new SizeSpinBox(this);
     m_batchKiB->setObjectName(QStringLiteral("batchSize"));
-    // Automatic: the engine's own size (16 MiB on the CPU, 32 MiB above 4 cores; 256 MiB on a GPU with hardware
+    // Automatic: the engine's own size (8 MiB on the CPU, 32 MiB above 4 cores; 256 MiB on a GPU with hardware
     // of its own), as the CLI does, with smaller batches where the scan starts and ends and for many small files.
     // A size set here is the size of every batch.
     m_batchKiB->setRange(0, 4 * 1024 * 1024);

@@ -858,7 +858,7 @@ QString CpuEngine::name() const
 
 int64_t CpuEngine::preferredBatchBytes() const
 {
-    return hardwareThreads() <= 4 ? int64_t(16) << 20 : int64_t(32) << 20;
+    return hardwareThreads() <= 4 ? int64_t(8) << 20 : int64_t(32) << 20;
 }
 
 void CpuEngine::setCountedPatterns(const std::vector<bool> &counted)

@@ -16,9 +16,9 @@ class CpuEngine : public Engine
 {
 public:
     QString name() const override;
-    /// 16 MiB on up to 4 cores, else 32 MiB. The scan's batch buffers are first touched by reading, and the
-    /// kernel zeroes each page then: in the 2-core VM that cost 0.2-0.3 s of a 0.9 s scan at 32 MiB whenever
-    /// the host had taken back the VM's free memory, which it does between runs (docs/benchmarks.md).
+    /// 8 MiB on up to 4 cores, else 32 MiB. The scan's batch buffers are first touched by reading, and the
+    /// kernel zeroes each page then: in the 2-core VM, where the host takes back memory freed for 2 s, a fresh
+    /// 2 MiB page cost 4.4 ms, so 16 MiB buffers cost 0.14 s of CPU per scan (docs/benchmarks.md).
     int64_t preferredBatchBytes() const override;
     /// Four: one being read, one scanned, one whose starts are found, one whose files are reported. The GPU
     /// engine's others hold batches on their way to the device; here they would only be more fresh memory

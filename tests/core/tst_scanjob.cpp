@@ -263,14 +263,14 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(rec.finished.count() + rec.failed.count(), 1, kTimeoutMs);
         QCOMPARE(rec.finished.count(), 1);
         QVERIFY(rec.hitSet() == m_cliHits);
-        // The corpus (under 4 MiB) fits in the CPU engine's first adaptive batches, an eighth and a quarter of its
-        // 16 MiB (32 MiB above 4 cores); taken as a size, 0 would have cut it into thousands of the smallest
-        // batches.
+        // The corpus (under 4 MiB) takes a few of the CPU engine's adaptive batches: an eighth and a quarter of its
+        // 8 MiB (32 MiB above 4 cores), then halves of what is left. Taken as a size, 0 would have cut it into
+        // thousands of the smallest batches.
         int64_t total = 0;
         for (const BatchTelemetry &b : rec.batches)
             total += b.bytes;
         QVERIFY(total < (int64_t(4) << 20));
-        QVERIFY2(rec.batches.size() <= 3, qPrintable(QString::number(rec.batches.size())));
+        QVERIFY2(rec.batches.size() <= 6, qPrintable(QString::number(rec.batches.size())));
         QVERIFY(rec.batches.front().haystackBytes > m_params.batchBytes);
     }
 
