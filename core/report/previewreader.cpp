@@ -23,10 +23,26 @@ QByteArray PreviewReader::read(int64_t offset, int64_t length, int maxBytes) con
 {
     if (m_fd < 0 || length <= 0 || maxBytes <= 0)
         return {};
-    QByteArray data(int(std::min<int64_t>(length, maxBytes)), Qt::Uninitialized);
-    const ssize_t n = ::pread(m_fd, data.data(), size_t(data.size()), off_t(offset));
-    data.resize(n > 0 ? int(n) : 0);
-    return data;
+    const int64_t want = std::min<int64_t>(length, maxBytes);
+    const int64_t blockEnd = m_blockAt + m_block.size();
+    // A block that ended short ended at the file's end: what it lacks, the file lacks too.
+    const bool inBlock = m_blockAt >= 0 && offset >= m_blockAt
+                         && (offset + want <= blockEnd || (m_block.size() < kBlock && offset <= blockEnd));
+    if (!inBlock) {
+        m_block.resize(int(std::max(kBlock, want)));
+        int64_t got = 0;
+        while (got < m_block.size()) {
+            const ssize_t n = ::pread(m_fd, m_block.data() + got, size_t(m_block.size() - got), off_t(offset + got));
+            if (n <= 0)
+                break;
+            got += n;
+        }
+        m_block.resize(int(got));
+        m_blockAt = offset;
+    }
+    const int64_t from = offset - m_blockAt;
+    const int64_t n = std::max<int64_t>(0, std::min<int64_t>(want, m_block.size() - from));
+    return m_block.mid(qsizetype(from), qsizetype(n));
 }
 
 } // namespace Hitscope

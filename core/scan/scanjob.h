@@ -34,6 +34,11 @@ struct HitRow
     int64_t length = 0;
     QByteArray preview; ///< up to 64 bytes of the match, read from the file as the file's hits were delivered
 };
+} // namespace Hitscope
+// Its members are all relocatable: a growing QList<HitRow> moves its bytes instead of copying each row (reference
+// counts up and down) at every reallocation.
+Q_DECLARE_TYPEINFO(Hitscope::HitRow, Q_RELOCATABLE_TYPE);
+namespace Hitscope {
 
 /**
  * Runs a scan on a thread of its own (which owns the GPU device and every QRhi resource, when the GPU engine
