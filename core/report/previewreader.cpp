@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "util/preadfully.h"
+
 namespace Hitscope {
 
 PreviewReader::PreviewReader(const QByteArray &path)
@@ -30,14 +32,8 @@ QByteArray PreviewReader::read(int64_t offset, int64_t length, int maxBytes) con
                          && (offset + want <= blockEnd || (m_block.size() < kBlock && offset <= blockEnd));
     if (!inBlock) {
         m_block.resize(int(std::max(kBlock, want)));
-        int64_t got = 0;
-        while (got < m_block.size()) {
-            const ssize_t n = ::pread(m_fd, m_block.data() + got, size_t(m_block.size() - got), off_t(offset + got));
-            if (n <= 0)
-                break;
-            got += n;
-        }
-        m_block.resize(int(got));
+        const int64_t got = preadFully(m_fd, reinterpret_cast<uint8_t *>(m_block.data()), m_block.size(), offset);
+        m_block.resize(int(std::max<int64_t>(0, got)));
         m_blockAt = offset;
     }
     const int64_t from = offset - m_blockAt;
