@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,17 @@ namespace {
 QString errnoText(int err)
 {
     return QString::fromLocal8Bit(std::strerror(err));
+}
+
+// Why a file could not be opened for reading, worded as the walk words it when it opens files itself
+// (WalkOptions::testReadableFrom). EINVAL: opened, but not a regular file (swapped since the walk).
+QString openProblem(int error)
+{
+    if (error == EACCES || error == EPERM)
+        return QStringLiteral("permission denied");
+    if (error == EINVAL)
+        return QStringLiteral("not a regular file");
+    return QStringLiteral("cannot open: ") + errnoText(error);
 }
 
 // What reading one chunk found.
@@ -85,6 +97,11 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
         const BatchFile &f = b.files[p.chunk];
         ChunkRead &c = chunks[p.chunk];
         auto open = [&] {
+            if (f.fd >= 0) { // opened by the batcher, which checked it
+                c.fd = f.fd;
+                c.opened = true;
+                return;
+            }
             // O_NOFOLLOW: a file swapped for a link since the walk is not read, unless links were followed.
             const int fd = ::open(f.path.constData(), O_RDONLY | (f.viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
             struct stat st;
@@ -152,6 +169,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
             const BatchFile &f = b.files[p.chunk];
             RingReader::Request &r = requests[j];
             r.path = f.path.constData();
+            r.fd = f.fd;
             r.openFlags = O_RDONLY | (f.viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC;
             r.dst = b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin);
             r.size = p.size;
@@ -188,6 +206,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
     for (size_t i = 0; i < numFiles; ++i) {
         outcomes[i].opened = chunks[i].opened;
         outcomes[i].error = chunks[i].openError;
+        b.files[i].fd = -1; // closed by the read
     }
     // A chunk's bytes run up to its first short piece; a read error loses the whole chunk, as one pread loop did.
     std::vector<bool> ended(numFiles, false);
@@ -223,12 +242,28 @@ Batcher::Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool
     , m_cancelled(cancelled)
 {
     m_plan->index = -1; // no batch being planned
+    // The plan and the batch being read hold descriptors; the rest of the process keeps a few hundred.
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+        m_maxHeldFds = int(std::clamp<int64_t>((int64_t(limit.rlim_cur) - 256) / 2, 0, 1 << 16));
+    else
+        m_maxHeldFds = 1 << 16;
 }
 
 Batcher::~Batcher()
 {
     // The reader thread runs what was posted (the batch being read) before it ends.
     m_reader.reset();
+    closeHeld(*m_plan);
+}
+
+void Batcher::closeHeld(FileBatch &batch)
+{
+    for (BatchFile &f : batch.files) {
+        if (f.fd >= 0)
+            ::close(f.fd);
+        f.fd = -1;
+    }
 }
 
 void Batcher::setAllocator(std::function<Haystack(int64_t)> allocate)
@@ -274,9 +309,18 @@ void Batcher::setRamp(bool on)
     m_ramp = on;
 }
 
-void Batcher::setBytesAfter(int64_t bytes)
+void Batcher::setBytesAfter(int64_t bytes, int64_t unsizedFiles)
 {
     m_bytesAfter = bytes;
+    m_unsizedAfter = std::max<int64_t>(0, unsizedFiles);
+}
+
+int64_t Batcher::bytesAfter() const
+{
+    if (m_bytesAfter < 0)
+        return -1;
+    const int64_t mean = m_sizedFiles > 0 ? m_sizedBytes / m_sizedFiles : 64 << 10;
+    return m_bytesAfter + m_unsizedAfter * mean;
 }
 
 int64_t Batcher::planCapacity(int64_t remaining) const
@@ -326,6 +370,8 @@ void Batcher::flush()
     const double waitMs
         = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - waitBegan).count();
     if (!batch) { // the scan closed its pool of buffers: it has stopped
+        closeHeld(*m_plan);
+        m_heldFds = 0;
         m_plan->clear();
         m_plan->index = -1;
         return;
@@ -352,6 +398,7 @@ void Batcher::flush()
     batch->planned = planned;
     m_plan->clear();
     m_plan->index = -1;
+    m_heldFds = 0;
     if (batch->files.empty()) {
         m_emit(std::move(batch));
         return;
@@ -388,12 +435,15 @@ void Batcher::collectIfRead()
 void Batcher::poll()
 {
     collectIfRead();
+    // The walk is slow: files held back are read now rather than when a group is full.
+    sizeUnsized();
 }
 
 void Batcher::addProblem(const FileProblem &problem)
 {
     collectIfRead();
-    ensurePlan(m_bytesAfter);
+    sizeUnsized(); // problems stay in walk order
+    ensurePlan(bytesAfter());
     m_plan->problems.push_back(problem);
 }
 
@@ -423,6 +473,65 @@ void Batcher::addFile(const FileEntry &entry)
 {
     // Emitted as soon as it is read, not when the batch being planned is full: the scan may be waiting for it.
     collectIfRead();
+    if (entry.size == FileEntry::kUnknownSize) {
+        m_unsized.push_back(entry);
+        if (m_unsized.size() >= size_t(RingReader::kGroup))
+            sizeUnsized();
+        return;
+    }
+    sizeUnsized();
+    planFile(entry, -1);
+}
+
+void Batcher::sizeUnsized()
+{
+    if (m_unsized.empty())
+        return;
+    const size_t n = m_unsized.size();
+    std::vector<RingReader::Opening> openings(n);
+    for (size_t i = 0; i < n; ++i) {
+        openings[i].path = m_unsized[i].path.constData();
+        openings[i].openFlags = O_RDONLY | (m_unsized[i].viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC;
+    }
+    RingReader *ring = m_ringReads ? RingReader::forThisThread() : nullptr;
+    if (ring)
+        ring->open(openings);
+    else
+        RingReader::openPlain(openings);
+    // The ramp's bytes after each file: those of the files after it in the group, then the walk's.
+    std::vector<int64_t> after(n, -1);
+    int64_t rest = bytesAfter();
+    for (size_t i = n; i-- > 0;) {
+        after[i] = rest;
+        if (rest >= 0 && openings[i].fd >= 0)
+            rest += openings[i].size;
+    }
+    const int64_t walkBytesAfter = m_bytesAfter, walkUnsizedAfter = m_unsizedAfter;
+    m_unsizedAfter = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const RingReader::Opening &o = openings[i];
+        FileEntry entry = std::move(m_unsized[i]);
+        if (o.fd < 0) {
+            ++m_nextFileIndex; // as a file planned and then found unreadable takes one
+            if (m_cancelled && *m_cancelled)
+                continue;
+            ensurePlan(after[i]);
+            m_plan->problems.push_back({ entry.path, openProblem(o.error) });
+            continue;
+        }
+        ++m_sizedFiles;
+        m_sizedBytes += o.size;
+        entry.size = o.size;
+        m_bytesAfter = after[i];
+        planFile(entry, o.fd);
+    }
+    m_bytesAfter = walkBytesAfter;
+    m_unsizedAfter = walkUnsizedAfter;
+    m_unsized.clear();
+}
+
+void Batcher::planFile(const FileEntry &entry, int fd)
+{
     if (m_ramp && int64_t(m_plan->files.size()) >= maxFilesPerBatch())
         flush();
     // Only planned here: the bytes are read at flush(), by several threads at once.
@@ -430,10 +539,11 @@ void Batcher::addFile(const FileEntry &entry)
     const int64_t size = entry.size;
     int64_t pos = 0;
     bool first = true;
+    const int64_t after = bytesAfter();
     for (;;) {
         if (m_cancelled && *m_cancelled)
             break;
-        ensurePlan(m_bytesAfter >= 0 ? m_bytesAfter + (size - pos) : -1);
+        ensurePlan(after >= 0 ? after + (size - pos) : -1);
         const int64_t context = pos > 0 ? std::min<int64_t>(pos, m_chunkContext) : 0;
         int64_t room = m_plan->capacity - m_plan->used - context - 1;
         // Start a fresh batch rather than owning a sliver of a large file here.
@@ -454,6 +564,13 @@ void Batcher::addFile(const FileEntry &entry)
         f.dataOffset = m_plan->used;
         f.firstChunk = first;
         f.lastChunk = f.ownEnd >= size;
+        // A file in one chunk is read from the descriptor the batcher opened; one in several is opened again by
+        // each chunk's read, as files the walk sized are (few files are that large).
+        if (fd >= 0 && f.firstChunk && f.lastChunk && m_heldFds < m_maxHeldFds) {
+            f.fd = fd;
+            fd = -1;
+            ++m_heldFds;
+        }
         m_plan->used += f.holdEnd - f.holdBegin;
         m_plan->ownedBytes += f.ownEnd - f.ownBegin;
         m_plan->files.push_back(f);
@@ -468,6 +585,8 @@ void Batcher::addFile(const FileEntry &entry)
         if (m_endedEarly == fileIndex)
             break;
     }
+    if (fd >= 0)
+        ::close(fd);
 }
 
 void Batcher::collect()
@@ -489,10 +608,7 @@ void Batcher::collect()
             continue;
         changed = true;
         if (!o.opened && f.firstChunk) {
-            // As the walk words it when it opens files itself (WalkOptions::testReadableFrom).
-            const bool denied = o.error == EACCES || o.error == EPERM;
-            b.problems.push_back({ f.path, denied ? QStringLiteral("permission denied")
-                                                  : QStringLiteral("cannot open: ") + errnoText(o.error) });
+            b.problems.push_back({ f.path, openProblem(o.error) });
             f.failed = true;
         } else if (o.error != 0) {
             b.problems.push_back({ f.path, QStringLiteral("read error: ") + errnoText(o.error) });
@@ -553,6 +669,7 @@ void Batcher::dropContinuation(int fileIndex)
 
 void Batcher::finish()
 {
+    sizeUnsized();
     flush();
     collect();
 }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "scan/filebatch.h"
 #include "scan/fileentry.h"
@@ -59,13 +60,16 @@ public:
     /// ends at maxFilesPerBatch() files. Off by default: a user tuning the batch size sees batches of that size.
     void setRamp(bool on);
     /// Bytes of the files still to come after the next addFile() or addProblem(); -1 (the default) while
-    /// unknown.
-    void setBytesAfter(int64_t bytes);
+    /// unknown. `unsizedFiles` more files of unknown size come too; each counts as the mean size of those sized
+    /// so far.
+    void setBytesAfter(int64_t bytes, int64_t unsizedFiles = 0);
 
     /// Plans one file into the batches (its size is the walker's). A full batch is read by several threads
     /// while the next one is planned, and emitted once read; only one batch is held at a time. Problems
     /// (cannot open, read errors) travel with the batch; a file that shrank in between is scanned as far
-    /// as it goes.
+    /// as it goes. A file of unknown size (FileEntry::kUnknownSize: the walk did not stat it) is opened first,
+    /// with others in a group (RingReader::open()), and planned with the size its descriptor gives; the
+    /// descriptor is kept and read from, unless the file takes more than one chunk.
     void addFile(const FileEntry &entry);
     void addProblem(const FileProblem &problem);
     /// Emits the batch being read if its reading has finished (addFile and addProblem do too); for a walk that
@@ -78,6 +82,14 @@ public:
 
 private:
     struct Read;
+
+    void planFile(const FileEntry &entry, int fd);
+    /// Opens and plans the files of unknown size that addFile() holds back.
+    void sizeUnsized();
+    /// Remaining bytes for the ramp after the file being planned: m_bytesAfter with the unsized files counted.
+    int64_t bytesAfter() const;
+    /// Closes the descriptors a plan holds that will not be read (the scan stopped).
+    static void closeHeld(FileBatch &batch);
 
     /// `remaining`: bytes still to be planned from here to the end of the scan, or -1 when unknown.
     void ensurePlan(int64_t remaining);
@@ -107,6 +119,13 @@ private:
     int m_endedEarly = -1; // index of the last file found shorter than planned
     bool m_ramp = false;
     int64_t m_bytesAfter = -1;
+    int64_t m_unsizedAfter = 0;
+    // Files of unknown size, held back to be opened as a group, in walk order.
+    std::vector<FileEntry> m_unsized;
+    int64_t m_sizedFiles = 0; // files sized by opening them, and their bytes: the mean stands for unsized ones
+    int64_t m_sizedBytes = 0;
+    int m_heldFds = 0;        // descriptors the plan holds
+    int m_maxHeldFds = 0;     // at most; within RLIMIT_NOFILE, with the batch being read holding as many
     int64_t m_minBatchBytes = 0;
     std::function<Haystack(int64_t)> m_allocate = allocateHaystack;
     // Reads each batch (worker 0 of the read threads); made at the first read, again when the nice level changes.

@@ -33,6 +33,8 @@ struct BatchFile
     bool lastChunk = true;
     bool failed = false;    ///< could not be opened: not scanned, reported as a problem
     bool viaLink = false;   ///< FileEntry::viaLink: opened through the link
+    /// Open already (the batcher opened it to learn its size), for the read to use and close; -1: opened by path.
+    int fd = -1;
 
     const uint8_t *at(const uint8_t *haystack, int64_t fileOffset) const
     {

@@ -13,8 +13,11 @@ namespace Hitscope {
 /// be UTF-8); displayPath() is for people.
 struct FileEntry
 {
+    /// A size the walk did not learn (WalkOptions::statRegularFiles off): whoever opens the file does.
+    static constexpr int64_t kUnknownSize = -1;
+
     QByteArray path;
-    int64_t size = 0;
+    int64_t size = 0; ///< or kUnknownSize
     bool viaLink = false; ///< reached through a symbolic link the user asked to follow (-L)
 
     QString displayPath() const;

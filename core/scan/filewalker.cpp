@@ -84,9 +84,11 @@ public:
         , m_onProblem(onProblem)
         , m_onEntry(onEntry)
         , m_cancelled(cancelled)
+        , m_statRegularFiles(options.statRegularFiles || options.maxFileSize >= 0)
     {
         if (options.listThreads > 0)
-            m_lister = std::make_unique<FolderLister>(options.listThreads, m_exclude, cancelled, options.listNice);
+            m_lister = std::make_unique<FolderLister>(options.listThreads, m_exclude, cancelled, options.listNice,
+                                                      size_t(4096), size_t(1) << 18, m_statRegularFiles);
     }
 
     bool cancelled() const { return m_cancelled && m_cancelled->load(std::memory_order_relaxed); }
@@ -137,7 +139,8 @@ private:
         }
 
         FolderListing listing
-            = m_lister ? m_lister->take(path, id, m_ancestors) : FolderLister::list(path, m_cancelled);
+            = m_lister ? m_lister->take(path, id, m_ancestors)
+                       : FolderLister::list(path, m_cancelled, m_statRegularFiles);
         if (cancelled())
             return;
         // A folder that cannot be opened, or read to its end: what was read of it is still walked.
@@ -191,7 +194,7 @@ private:
                         + QLatin1String(" bytes)"));
             return;
         }
-        if (st.st_size < m_options.testReadableFrom) {
+        if (st.st_size == FileEntry::kUnknownSize || st.st_size < m_options.testReadableFrom) {
             m_onFile(FileEntry { path, int64_t(st.st_size), viaLink });
             return;
         }
@@ -225,6 +228,7 @@ private:
     const FileWalker::ProblemCallback &m_onProblem;
     const std::function<void()> &m_onEntry;
     const std::atomic_bool *m_cancelled;
+    const bool m_statRegularFiles;
     std::vector<FolderId> m_ancestors;
     std::unique_ptr<FolderLister> m_lister; // null: folders listed on the walk's thread
 };

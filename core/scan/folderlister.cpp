@@ -14,9 +14,10 @@
 namespace Hitscope {
 
 FolderLister::FolderLister(int threads, std::vector<QByteArray> excludeGlobs, const std::atomic_bool *cancelled,
-                           int nice, size_t maxAhead, size_t maxEntries)
+                           int nice, size_t maxAhead, size_t maxEntries, bool statRegularFiles)
     : m_exclude(std::move(excludeGlobs))
     , m_cancelled(cancelled)
+    , m_statRegularFiles(statRegularFiles)
     , m_maxAhead(std::max<size_t>(1, maxAhead))
     , m_maxEntries(std::max<size_t>(1, maxEntries))
 {
@@ -43,7 +44,7 @@ bool FolderLister::stopped() const
     return m_cancelled && m_cancelled->load(std::memory_order_relaxed);
 }
 
-FolderListing FolderLister::list(const QByteArray &path, const std::atomic_bool *cancelled)
+FolderListing FolderLister::list(const QByteArray &path, const std::atomic_bool *cancelled, bool statRegularFiles)
 {
     auto stop = [&] { return cancelled && cancelled->load(std::memory_order_relaxed); };
     FolderListing out;
@@ -62,7 +63,12 @@ FolderListing FolderLister::list(const QByteArray &path, const std::atomic_bool 
         const char *n = entry->d_name;
         if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
             continue;
-        out.entries.push_back({ QByteArray(n), {}, 0 });
+        FolderListing::Entry &e = out.entries.emplace_back(QByteArray(n));
+        if (!statRegularFiles && entry->d_type == DT_REG) {
+            e.st.st_mode = S_IFREG;
+            e.st.st_size = FileEntry::kUnknownSize;
+            e.statted = false;
+        }
     }
     std::sort(out.entries.begin(), out.entries.end(),
               [](const FolderListing::Entry &a, const FolderListing::Entry &b) { return a.name < b.name; });
@@ -71,7 +77,7 @@ FolderListing FolderLister::list(const QByteArray &path, const std::atomic_bool 
     for (FolderListing::Entry &e : out.entries) {
         if (stop())
             break; // the walk stops too: what was not statted is not used
-        if (::fstatat(fd, e.name.constData(), &e.st, AT_SYMLINK_NOFOLLOW) != 0)
+        if (e.statted && ::fstatat(fd, e.name.constData(), &e.st, AT_SYMLINK_NOFOLLOW) != 0)
             e.error = errno;
     }
     ::closedir(dir);
@@ -120,7 +126,7 @@ void FolderLister::work()
         slot->second.started = true;
         ++m_ahead;
         lock.unlock();
-        FolderListing listing = list(p.path, m_cancelled);
+        FolderListing listing = list(p.path, m_cancelled, m_statRegularFiles);
         lock.lock();
         // The slot stays while it is being listed: take() waits for it rather than erasing it.
         Slot &s = slot->second;
@@ -155,7 +161,7 @@ FolderListing FolderLister::take(const QByteArray &path, FolderId id, const std:
     if (it != m_slots.end())
         m_slots.erase(it);
     lock.unlock();
-    FolderListing listing = list(path, m_cancelled);
+    FolderListing listing = list(path, m_cancelled, m_statRegularFiles);
     if (!m_workers.empty() && !stopped()) {
         std::vector<FolderId> chain = ancestors;
         chain.push_back(id);

@@ -16,16 +16,25 @@
 
 #include <QByteArray>
 
+#include "scan/fileentry.h"
+
 namespace Hitscope {
 
-/// A folder's entries, names sorted, each lstat()ed.
+/// A folder's entries, names sorted, each lstat()ed (regular files only if asked).
 struct FolderListing
 {
     struct Entry
     {
+        explicit Entry(QByteArray n)
+            : name(std::move(n))
+        {
+        }
         QByteArray name;
         struct stat st {};
         int error = 0; ///< errno of the lstat(), 0 when `st` holds it
+        /// Whether `st` is the lstat(); if not, the entry is a regular file by its folder entry (d_type), of size
+        /// FileEntry::kUnknownSize.
+        bool statted = true;
     };
     std::vector<Entry> entries;
     int error = 0; ///< errno of opening or reading the folder (entries read until then are kept)
@@ -47,9 +56,11 @@ class FolderLister
 {
 public:
     /// Listing stops early once `cancelled` is true (a folder's listing then ends where it was). Workers run
-    /// `nice` levels below the caller.
+    /// `nice` levels below the caller. With `statRegularFiles` off, entries the folder types as regular files
+    /// are not lstat()ed (WalkOptions::statRegularFiles).
     FolderLister(int threads, std::vector<QByteArray> excludeGlobs, const std::atomic_bool *cancelled = nullptr,
-                 int nice = 0, size_t maxAhead = 4096, size_t maxEntries = size_t(1) << 18);
+                 int nice = 0, size_t maxAhead = 4096, size_t maxEntries = size_t(1) << 18,
+                 bool statRegularFiles = true);
     ~FolderLister();
 
     FolderLister(const FolderLister &) = delete;
@@ -60,7 +71,8 @@ public:
     FolderListing take(const QByteArray &path, std::pair<dev_t, ino_t> id,
                        const std::vector<std::pair<dev_t, ino_t>> &ancestors);
     /// Lists `path` on the calling thread; stops early once `cancelled` is true.
-    static FolderListing list(const QByteArray &path, const std::atomic_bool *cancelled = nullptr);
+    static FolderListing list(const QByteArray &path, const std::atomic_bool *cancelled = nullptr,
+                              bool statRegularFiles = true);
 
 private:
     using FolderId = std::pair<dev_t, ino_t>;
@@ -86,6 +98,7 @@ private:
 
     std::vector<QByteArray> m_exclude;
     const std::atomic_bool *m_cancelled;
+    bool m_statRegularFiles;
     size_t m_maxAhead;
     size_t m_maxEntries;
     std::mutex m_mutex;

@@ -179,6 +179,126 @@ void RingReader::read(std::span<Request> all)
         readGroup(all.subspan(first, std::min<size_t>(kGroup, all.size() - first)));
 }
 
+void RingReader::open(std::span<Opening> all)
+{
+    g_requestsRead.fetch_add(int64_t(all.size()), std::memory_order_relaxed);
+    for (size_t first = 0; first < all.size(); first += kGroup)
+        openGroup(all.subspan(first, std::min<size_t>(kGroup, all.size() - first)));
+}
+
+void RingReader::openPlain(std::span<Opening> openings)
+{
+    for (Opening &o : openings) {
+        o.fd = -1;
+        o.size = -1;
+        const int fd = ::open(o.path, o.openFlags);
+        struct stat st {};
+        if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            o.error = fd < 0 ? errno : EINVAL;
+            if (fd >= 0)
+                ::close(fd);
+            continue;
+        }
+        o.error = 0;
+        o.fd = fd;
+        o.size = int64_t(st.st_size);
+    }
+}
+
+namespace {
+// Which requests of a group the current step is for.
+struct Selection
+{
+    std::array<bool, RingReader::kGroup> pending {}; // the step has not been done for this request yet
+    std::array<uint8_t, RingReader::kGroup> which {};
+    int count = 0;
+
+    template<typename Wanted>
+    void select(int n, Wanted wanted)
+    {
+        count = 0;
+        for (int i = 0; i < n; ++i) {
+            pending[i] = wanted(i);
+            if (pending[i])
+                which[count++] = uint8_t(i);
+        }
+    }
+};
+} // namespace
+
+void RingReader::openGroup(std::span<Opening> openings)
+{
+    const int n = int(openings.size());
+    for (Opening &o : openings) {
+        o.fd = -1;
+        o.size = -1;
+        o.error = 0;
+    }
+    Selection step;
+#ifdef HITSCOPE_HAVE_IO_URING
+    Ring &ring = *m_ring;
+#endif
+
+    step.select(n, [](int) { return true; });
+    auto opened = [&](int i, int res) {
+        step.pending[i] = false;
+        openings[i].fd = res;
+        openings[i].error = res < 0 ? -res : 0;
+    };
+#ifdef HITSCOPE_HAVE_IO_URING
+    ring.run(step.which, step.count, [&](io_uring_sqe *sqe, int i) {
+        io_uring_prep_openat(sqe, AT_FDCWD, openings[i].path, openings[i].openFlags, 0);
+    }, opened);
+#endif
+    for (int i = 0; i < n; ++i) {
+        if (step.pending[i]) {
+            const int fd = ::open(openings[i].path, openings[i].openFlags);
+            opened(i, fd < 0 ? -errno : fd);
+        }
+    }
+
+    // What was opened must be a regular file, checked on the descriptor: the path may name something else by now.
+    std::array<struct statx, kGroup> &stx = m_ring->stx;
+    std::array<bool, kGroup> regular {};
+    step.select(n, [&](int i) { return openings[i].fd >= 0; });
+    auto checked = [&](int i, int res) {
+        step.pending[i] = false;
+        regular[i] = res == 0 && S_ISREG(stx[i].stx_mode);
+        if (regular[i])
+            openings[i].size = int64_t(stx[i].stx_size);
+        else
+            openings[i].error = EINVAL;
+    };
+#ifdef HITSCOPE_HAVE_IO_URING
+    ring.run(step.which, step.count, [&](io_uring_sqe *sqe, int i) {
+        io_uring_prep_statx(sqe, openings[i].fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_TYPE | STATX_SIZE,
+                            &stx[i]);
+    }, checked);
+#endif
+    for (int i = 0; i < n; ++i) {
+        if (step.pending[i]) {
+            struct stat st {};
+            const bool ok = ::fstat(openings[i].fd, &st) == 0;
+            stx[i].stx_mode = ok ? uint16_t(st.st_mode) : 0;
+            stx[i].stx_size = ok ? uint64_t(st.st_size) : 0;
+            checked(i, ok ? 0 : -errno);
+        }
+    }
+
+    // A close the kernel took is never repeated: the number may belong to another thread's file by now.
+    step.select(n, [&](int i) { return openings[i].fd >= 0 && !regular[i]; });
+#ifdef HITSCOPE_HAVE_IO_URING
+    ring.run(step.which, step.count, [&](io_uring_sqe *sqe, int i) { io_uring_prep_close(sqe, openings[i].fd); },
+             [&](int i, int) { step.pending[i] = false; });
+#endif
+    for (int i = 0; i < n; ++i) {
+        if (step.pending[i])
+            ::close(openings[i].fd);
+        if (openings[i].fd >= 0 && !regular[i])
+            openings[i].fd = -1;
+    }
+}
+
 void RingReader::readGroup(std::span<Request> requests)
 {
     const int n = int(requests.size());
@@ -189,70 +309,40 @@ void RingReader::readGroup(std::span<Request> requests)
         r.got = 0;
     }
     std::array<int, kGroup> fds;
-    std::array<bool, kGroup> pending; // the current step has not been done for this request yet
-    std::array<uint8_t, kGroup> which;
-    int count = 0;
-    auto select = [&](auto wanted) {
-        count = 0;
-        for (int i = 0; i < n; ++i) {
-            pending[i] = wanted(i);
-            if (pending[i])
-                which[count++] = uint8_t(i);
+    fds.fill(-1);
+
+    // Open those not open yet.
+    std::array<Opening, kGroup> openings;
+    std::array<uint8_t, kGroup> opening;
+    int toOpen = 0;
+    for (int i = 0; i < n; ++i) {
+        if (requests[i].fd >= 0) {
+            fds[i] = requests[i].fd;
+            requests[i].opened = true;
+            continue;
         }
-    };
+        openings[toOpen] = { requests[i].path, requests[i].openFlags };
+        opening[toOpen++] = uint8_t(i);
+    }
+    if (toOpen > 0) {
+        openGroup(std::span(openings.data(), size_t(toOpen)));
+        for (int k = 0; k < toOpen; ++k) {
+            Request &r = requests[opening[k]];
+            fds[opening[k]] = openings[k].fd;
+            r.opened = openings[k].fd >= 0;
+            r.error = openings[k].error;
+        }
+    }
+
+    Selection step;
 #ifdef HITSCOPE_HAVE_IO_URING
     Ring &ring = *m_ring;
 #endif
-
-    // Open.
-    select([](int) { return true; });
-    auto opened = [&](int i, int res) {
-        pending[i] = false;
-        fds[i] = res;
-        requests[i].error = res < 0 ? -res : 0;
-    };
-#ifdef HITSCOPE_HAVE_IO_URING
-    ring.run(which, count, [&](io_uring_sqe *sqe, int i) {
-        io_uring_prep_openat(sqe, AT_FDCWD, requests[i].path, requests[i].openFlags, 0);
-    }, opened);
-#endif
-    for (int i = 0; i < n; ++i) {
-        if (pending[i]) {
-            const int fd = ::open(requests[i].path, requests[i].openFlags);
-            opened(i, fd < 0 ? -errno : fd);
-        }
-    }
-
-    // Check that what was opened is a regular file, on the descriptor: the path may name something else by now.
-    std::array<struct statx, kGroup> &stx = m_ring->stx;
-    select([&](int i) { return fds[i] >= 0; });
-    auto checked = [&](int i, int res) {
-        pending[i] = false;
-        const bool regular = res == 0 && S_ISREG(stx[i].stx_mode);
-        requests[i].opened = regular;
-        if (!regular)
-            requests[i].error = EINVAL;
-    };
-#ifdef HITSCOPE_HAVE_IO_URING
-    ring.run(which, count, [&](io_uring_sqe *sqe, int i) {
-        io_uring_prep_statx(sqe, fds[i], "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_TYPE, &stx[i]);
-    }, checked);
-#endif
-    for (int i = 0; i < n; ++i) {
-        if (pending[i]) {
-            struct stat st {};
-            const bool ok = ::fstat(fds[i], &st) == 0;
-            stx[i].stx_mode = ok ? uint16_t(st.st_mode) : 0;
-            checked(i, ok ? 0 : -errno);
-        }
-    }
-
-    // Read.
-    select([&](int i) { return requests[i].opened && requests[i].size > 0; });
+    step.select(n, [&](int i) { return requests[i].opened && requests[i].size > 0; });
     // `res`: what the ring read, or -errno.
     auto readDone = [&](int i, int res) {
         Request &r = requests[i];
-        pending[i] = false;
+        step.pending[i] = false;
         if (res == -EAGAIN || res == -EINTR)
             res = 0;
         if (res < 0) {
@@ -275,23 +365,23 @@ void RingReader::readGroup(std::span<Request> requests)
         }
     };
 #ifdef HITSCOPE_HAVE_IO_URING
-    ring.run(which, count, [&](io_uring_sqe *sqe, int i) {
+    ring.run(step.which, step.count, [&](io_uring_sqe *sqe, int i) {
         io_uring_prep_read(sqe, fds[i], requests[i].dst, unsigned(requests[i].size), uint64_t(requests[i].offset));
     }, readDone);
 #endif
     for (int i = 0; i < n; ++i) {
-        if (pending[i])
+        if (step.pending[i])
             readDone(i, 0);
     }
 
-    // Close. A close the kernel took is never repeated: the number may belong to another thread's file by now.
-    select([&](int i) { return fds[i] >= 0; });
+    // A close the kernel took is never repeated: the number may belong to another thread's file by now.
+    step.select(n, [&](int i) { return fds[i] >= 0; });
 #ifdef HITSCOPE_HAVE_IO_URING
-    ring.run(which, count, [&](io_uring_sqe *sqe, int i) { io_uring_prep_close(sqe, fds[i]); },
-             [&](int i, int) { pending[i] = false; });
+    ring.run(step.which, step.count, [&](io_uring_sqe *sqe, int i) { io_uring_prep_close(sqe, fds[i]); },
+             [&](int i, int) { step.pending[i] = false; });
 #endif
     for (int i = 0; i < n; ++i) {
-        if (pending[i])
+        if (step.pending[i])
             ::close(fds[i]);
     }
 }

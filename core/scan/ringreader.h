@@ -25,6 +25,8 @@ public:
     {
         const char *path = nullptr;
         int openFlags = 0;
+        /// Already open (by open()): read from this descriptor, not `path`. The reader closes it.
+        int fd = -1;
         uint8_t *dst = nullptr;
         int64_t size = 0; // bytes wanted; fewer where the file ends first
         int64_t offset = 0;
@@ -36,9 +38,21 @@ public:
 
     /// The calling thread's reader, made on first use; nullptr where io_uring cannot be used.
     static RingReader *forThisThread();
+    /// A file to open and size without reading it yet.
+    struct Opening
+    {
+        const char *path = nullptr;
+        int openFlags = 0;
+
+        int fd = -1;       ///< open, and a regular file; the caller owns it (or hands it to read())
+        int64_t size = -1; ///< its size then
+        int error = 0;     ///< the open's errno (EINVAL: not a regular file)
+    };
+
     /// Whether this process can use io_uring for reading (tested once).
     static bool available();
-    /// Requests that rings took in this process so far (for tests: proof that the ring was used).
+    /// Requests (files to open with open(), to read with read()) that rings took in this process so far (for
+    /// tests: proof that the ring was used).
     static int64_t requestsRead();
 
     ~RingReader();
@@ -49,8 +63,17 @@ public:
     /// file it opened. A file that is not regular (swapped for a FIFO or a folder since the walk) is not read.
     void read(std::span<Request> requests);
 
+    /// Opens the files, kGroup at a time, as open() and fstat() would, and keeps the regular ones open: a walk
+    /// that did not stat each file learns the sizes here, and reads the same files later without opening them
+    /// again (Request::fd).
+    void open(std::span<Opening> openings);
+
+    /// open() with plain calls, where there is no ring.
+    static void openPlain(std::span<Opening> openings);
+
 private:
     void readGroup(std::span<Request> requests);
+    void openGroup(std::span<Opening> openings);
 
     struct Ring;
     explicit RingReader(std::unique_ptr<Ring> ring);

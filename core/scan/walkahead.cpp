@@ -23,11 +23,11 @@ WalkAhead::WalkAhead(const QByteArrayList &roots, const WalkOptions &options, co
         walker.walk(
             roots,
             [&](const FileEntry &e) {
-                push(Item { e, {} }, e.size);
+                push(Item { e, {} });
                 check();
             },
             [&](const FileProblem &p) {
-                push(Item { std::nullopt, p }, 0);
+                push(Item { std::nullopt, p });
                 check();
             },
             &stop);
@@ -48,7 +48,17 @@ WalkAhead::~WalkAhead()
     m_thread.join();
 }
 
-void WalkAhead::push(Item &&item, int64_t bytes)
+void WalkAhead::count(const Item &item, int sign)
+{
+    if (!item.file)
+        return;
+    if (item.file->size == FileEntry::kUnknownSize)
+        m_unsized += sign;
+    else
+        m_bytes += sign * item.file->size;
+}
+
+void WalkAhead::push(Item &&item)
 {
     std::unique_lock lock(m_mutex);
     m_changed.wait(lock, [&] { return m_items.size() < m_maxAhead || m_stop; });
@@ -57,8 +67,8 @@ void WalkAhead::push(Item &&item, int64_t bytes)
     // Only an empty queue has a taker waiting. A wake-up per file cost the reader about 20 us a file on the
     // H200's virtual machine, more than the walk itself: it waited for the walk at the start of a scan.
     const bool wasEmpty = m_items.empty();
+    count(item, 1);
     m_items.push_back(std::move(item));
-    m_bytes += bytes;
     if (wasEmpty)
         m_changed.notify_all();
 }
@@ -72,8 +82,7 @@ WalkAhead::Next WalkAhead::next(Item &item, int waitMs)
         return Next::End;
     item = std::move(m_items.front());
     m_items.pop_front();
-    if (item.file)
-        m_bytes -= item.file->size;
+    count(item, -1);
     // A full queue's walker waits; it is woken once half the queue is taken, not for every item.
     if (m_items.size() == m_maxAhead / 2)
         m_changed.notify_all();
@@ -84,6 +93,12 @@ int64_t WalkAhead::bytesAhead() const
 {
     std::lock_guard lock(m_mutex);
     return m_ended ? m_bytes : -1;
+}
+
+int64_t WalkAhead::unsizedAhead() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_ended ? m_unsized : -1;
 }
 
 } // namespace Hitscope

@@ -45,16 +45,21 @@ public:
     Next next(Item &item, int waitMs);
 
     /// Bytes of the files found but not yet taken; exact (every file still to come) once the walk has ended,
-    /// otherwise -1.
+    /// otherwise -1. Files of unknown size (WalkOptions::statRegularFiles) are not in it: see unsizedAhead().
     int64_t bytesAhead() const;
+    /// Files found but not yet taken whose size the walk did not learn; -1 until the walk has ended.
+    int64_t unsizedAhead() const;
 
 private:
-    void push(Item &&item, int64_t bytes);
+    void push(Item &&item);
+    // Adds (sign 1) or takes away (-1) an item's file from the counts; with the mutex held.
+    void count(const Item &item, int sign);
 
     mutable std::mutex m_mutex;
     std::condition_variable m_changed;
     std::deque<Item> m_items;
     int64_t m_bytes = 0;
+    int64_t m_unsized = 0;
     bool m_ended = false;
     bool m_stop = false;
     size_t m_maxAhead;

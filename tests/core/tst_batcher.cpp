@@ -48,6 +48,7 @@ struct Sizes
     int readThreads = 4;
     bool ramp = false; // with the bytes after each file told, as the scanner tells them once its walk has ended
     bool ring = true;  // through io_uring where the kernel allows it
+    bool unsized = false; // files come with FileEntry::kUnknownSize, as from a walk that did not stat them
 };
 
 std::vector<std::unique_ptr<FileBatch>> batchFiles(const std::vector<FileEntry> &entries, const Sizes &sizes)
@@ -64,10 +65,15 @@ std::vector<std::unique_ptr<FileBatch>> batchFiles(const std::vector<FileEntry> 
     int64_t after = 0;
     for (const FileEntry &e : entries)
         after += e.size;
-    for (const FileEntry &e : entries) {
+    int64_t unsizedAfter = sizes.unsized ? int64_t(entries.size()) : 0;
+    for (FileEntry e : entries) {
         after -= e.size;
+        if (sizes.unsized) {
+            e.size = FileEntry::kUnknownSize;
+            --unsizedAfter;
+        }
         if (sizes.ramp)
-            batcher.setBytesAfter(after);
+            batcher.setBytesAfter(sizes.unsized ? 0 : after, unsizedAfter);
         batcher.addFile(e);
     }
     batcher.finish();
@@ -89,6 +95,13 @@ class TestBatcher : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void initTestCase()
+    {
+        // Files of unknown size are opened through the calling thread's ring, a descriptor kept as long as the
+        // thread: made now, before any test counts descriptors.
+        RingReader::forThisThread();
+    }
+
     void ownershipAndOverlap_data()
     {
         QTest::addColumn<int>("overlap");
@@ -97,10 +110,13 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("pieceBytes");
         QTest::addColumn<bool>("ramp");
         QTest::addColumn<bool>("ring");
+        QTest::addColumn<bool>("unsized");
         auto row = [](const char *name, int overlap, qint64 batch, qint64 segment, qint64 piece, bool ramp) {
-            for (const bool ring : { true, false })
-                QTest::addRow("%s%s", name, ring ? "" : ", plain calls")
-                    << overlap << batch << segment << piece << ramp << ring;
+            for (const bool ring : { true, false }) {
+                for (const bool unsized : { false, true })
+                    QTest::addRow("%s%s%s", name, ring ? "" : ", plain calls", unsized ? ", sizes unknown" : "")
+                        << overlap << batch << segment << piece << ramp << ring << unsized;
+            }
         };
         const qint64 whole = 8 << 20; // larger than every file: one piece per chunk
         row("no overlap, small batches", 0, 10000, 1000, whole, false);
@@ -123,6 +139,7 @@ private Q_SLOTS:
         QFETCH(qint64, pieceBytes);
         QFETCH(bool, ramp);
         QFETCH(bool, ring);
+        QFETCH(bool, unsized);
         if (ring && !RingReader::available())
             QSKIP("io_uring is not available to this process (old kernel, seccomp or kernel.io_uring_disabled)");
         QTemporaryDir tmp;
@@ -139,7 +156,8 @@ private Q_SLOTS:
 
         const int fds = openFds();
         const int64_t ringFiles = RingReader::requestsRead();
-        const auto batches = batchFiles(entries, { overlap, batchBytes, segmentBytes, pieceBytes, 4, ramp, ring });
+        const auto batches
+            = batchFiles(entries, { overlap, batchBytes, segmentBytes, pieceBytes, 4, ramp, ring, unsized });
         QCOMPARE(openFds(), fds);
         // Every row has files read in one piece: with the ring on, it read them.
         QCOMPARE(RingReader::requestsRead() > ringFiles, ring);
@@ -233,6 +251,16 @@ private Q_SLOTS:
         for (const auto &b : ramped)
             owned += b->ownedBytes;
         QCOMPARE(owned, int64_t(400 * 5000));
+
+        // Files the walk did not size, opened a group at a time: the batches are the same, the files still to
+        // come counted at the mean size of those opened so far.
+        sizes.unsized = true;
+        const int fds = openFds();
+        const auto unsized = batchFiles(entries, sizes);
+        QCOMPARE(openFds(), fds);
+        QCOMPARE(unsized.size(), ramped.size());
+        for (size_t i = 0; i < ramped.size(); ++i)
+            QCOMPARE(unsized[i]->used, ramped[i]->used);
     }
 
     void rampEndsABatchOfManySmallFilesEarly()
@@ -477,18 +505,23 @@ private Q_SLOTS:
         QTest::addColumn<int>("error");
         QTest::addColumn<qint64>("pieceBytes");
         QTest::addColumn<bool>("ring");
+        QTest::addColumn<bool>("unsized");
         // Tests run as root, who can open a chmod 000 file: these fail to open for anyone.
         const qint64 whole = 8 << 20;
-        for (const bool ring : { true, false }) {
-            const char *how = ring ? "" : ", plain calls";
-            QTest::addRow("vanished%s", how) << QStringLiteral("vanished") << ENOENT << whole << ring;
-            QTest::addRow("vanished, pieces of 1000%s", how)
-                << QStringLiteral("vanished") << ENOENT << qint64(1000) << ring;
-            for (const auto &[kind, error] :
-                 { std::pair { "fifo", EINVAL }, { "folder", EINVAL }, { "symlink", ELOOP } }) {
-                QTest::addRow("replaced by a %s%s", kind, how) << QString::fromLatin1(kind) << error << whole << ring;
-                QTest::addRow("replaced by a %s, pieces of 1000%s", kind, how)
-                    << QString::fromLatin1(kind) << error << qint64(1000) << ring;
+        for (const bool unsized : { false, true }) {
+            for (const bool ring : { true, false }) {
+                const QByteArray how = QByteArray(ring ? "" : ", plain calls") + (unsized ? ", size unknown" : "");
+                QTest::addRow("vanished%s", how.constData())
+                    << QStringLiteral("vanished") << ENOENT << whole << ring << unsized;
+                QTest::addRow("vanished, pieces of 1000%s", how.constData())
+                    << QStringLiteral("vanished") << ENOENT << qint64(1000) << ring << unsized;
+                for (const auto &[kind, error] :
+                     { std::pair { "fifo", EINVAL }, { "folder", EINVAL }, { "symlink", ELOOP } }) {
+                    QTest::addRow("replaced by a %s%s", kind, how.constData())
+                        << QString::fromLatin1(kind) << error << whole << ring << unsized;
+                    QTest::addRow("replaced by a %s, pieces of 1000%s", kind, how.constData())
+                        << QString::fromLatin1(kind) << error << qint64(1000) << ring << unsized;
+                }
             }
         }
     }
@@ -499,6 +532,7 @@ private Q_SLOTS:
         QFETCH(int, error);
         QFETCH(qint64, pieceBytes);
         QFETCH(bool, ring);
+        QFETCH(bool, unsized);
         if (ring && !RingReader::available())
             QSKIP("io_uring is not available to this process (old kernel, seccomp or kernel.io_uring_disabled)");
         QTemporaryDir tmp;
@@ -521,7 +555,7 @@ private Q_SLOTS:
         // Planned larger than a batch: the chunks after the first are not read either.
         const int64_t ringFiles = RingReader::requestsRead();
         const auto batches = batchFiles({ { beforePath, 3000 }, { bad, 50000 }, { afterPath, 20000 } },
-                                        { 0, 8192, 1000, pieceBytes, 4, false, ring });
+                                        { 0, 8192, 1000, pieceBytes, 4, false, ring, unsized });
         // Chunks are read in one piece at least where pieces are as large as batches.
         QVERIFY(ring ? pieceBytes < 8192 || RingReader::requestsRead() > ringFiles
                      : RingReader::requestsRead() == ringFiles);
@@ -549,10 +583,15 @@ private Q_SLOTS:
             for (const Segment &s : b->segments)
                 QVERIFY(b->files[s.batchFile].fileIndex != 1);
         }
-        QCOMPARE(badChunks, 1);
+        // A file of unknown size is opened before it is planned: one that cannot be is planned into no batch.
+        QCOMPARE(badChunks, unsized ? 0 : 1);
         QCOMPARE(problems.size(), size_t(1));
         QCOMPARE(problems[0].path, bad);
-        QCOMPARE(problems[0].reason, QStringLiteral("cannot open: ") + QString::fromLocal8Bit(std::strerror(error)));
+        if (error == EINVAL)
+            QCOMPARE(problems[0].reason, QStringLiteral("not a regular file"));
+        else
+            QCOMPARE(problems[0].reason,
+                     QStringLiteral("cannot open: ") + QString::fromLocal8Bit(std::strerror(error)));
         QCOMPARE(owned[0], int64_t(3000));
         QCOMPARE(owned[2], int64_t(20000));
         QCOMPARE(lastSize[0], int64_t(3000));

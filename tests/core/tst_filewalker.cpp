@@ -94,6 +94,7 @@ private Q_SLOTS:
     void cancellationWhileFoldersAreListedAhead();
     void listerWithinItsLimitsListsEveryFolder();
     void walkAheadKeepsOrderAndCountsBytesLeft();
+    void regularFilesLeftUnsizedWhenAsked();
     void problemToString();
 
 private:
@@ -673,6 +674,67 @@ void TestFileWalker::walkAheadKeepsOrderAndCountsBytesLeft()
     while (cut.next(item, 30000) == WalkAhead::Next::Item)
         ++more;
     QVERIFY2(more < 199, "the walk went on after the cancel");
+}
+
+void TestFileWalker::regularFilesLeftUnsizedWhenAsked()
+{
+    // Without an lstat() per regular file the walk finds the same files and problems, in the same order; only the
+    // sizes are left to whoever opens the files. Everything else is still statted: folders (for loops), links,
+    // FIFOs and sockets.
+    makeDir("d");
+    makeFile("d/a", "aaa");
+    makeFile("d/big", QByteArray(5000, 'b'));
+    makeFile("d/empty");
+    makeDir("d/sub");
+    makeFile("d/sub/z", "zz");
+    QVERIFY(::mkfifo(path("d/fifo").constData(), 0644) == 0);
+    makeLink("d/link", "a");
+    makeLink("d/sublink", "sub");
+    makeFile("e", "eeee");
+
+    for (const bool follow : { false, true }) {
+        for (const int threads : { 0, 3 }) {
+            WalkOptions options;
+            options.followSymlinks = follow;
+            options.listThreads = threads;
+            options.testReadableFrom = 1000; // big would be opened to test it; an unsized file is not
+            const WalkResult sized = walk({ "d", "e" }, options);
+            options.statRegularFiles = false;
+            const WalkResult unsized = walk({ "d", "e" }, options);
+            QCOMPARE(unsized.files, sized.files);
+            QCOMPARE(unsized.problems, sized.problems);
+            QCOMPARE(unsized.problems, QStringList { QStringLiteral("d/fifo: not a regular file (FIFO)") });
+            for (qsizetype i = 0; i < unsized.files.size(); ++i) {
+                const QByteArray &f = unsized.files[i];
+                // Roots are statted as given, and so are links (not the files in a folder reached through one).
+                const bool known = f == "e" || f == "d/link";
+                QCOMPARE(unsized.sizes[i], known ? sized.sizes[i] : FileEntry::kUnknownSize);
+            }
+            // A size limit needs the sizes.
+            options.maxFileSize = 4000;
+            const WalkResult limited = walk({ "d", "e" }, options);
+            QVERIFY(!limited.sizes.contains(FileEntry::kUnknownSize));
+            QVERIFY(limited.problems.contains(QStringLiteral("d/big: larger than --max-file-size (4000 bytes)")));
+        }
+    }
+
+    // The walk ahead counts files of unknown size apart from the bytes it knows.
+    WalkOptions options;
+    options.statRegularFiles = false;
+    std::atomic_bool cancelled = false;
+    WalkAhead ahead({ path("d"), path("e") }, options, &cancelled);
+    QTRY_VERIFY(ahead.unsizedAhead() >= 0);
+    QCOMPARE(ahead.unsizedAhead(), 4); // a, big, empty, sub/z
+    QCOMPARE(ahead.bytesAhead(), 4);   // e
+    WalkAhead::Item item;
+    int64_t unsized = 4;
+    while (ahead.next(item, 30000) == WalkAhead::Next::Item) {
+        if (item.file && item.file->size == FileEntry::kUnknownSize)
+            --unsized;
+        QCOMPARE(ahead.unsizedAhead(), unsized);
+    }
+    QCOMPARE(unsized, 0);
+    QCOMPARE(ahead.bytesAhead(), 0);
 }
 
 void TestFileWalker::problemToString()

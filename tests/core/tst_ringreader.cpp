@@ -134,6 +134,106 @@ private Q_SLOTS:
         }
     }
 
+    void openThenReadFromTheDescriptors_data()
+    {
+        QTest::addColumn<bool>("ring");
+        QTest::newRow("ring") << true;
+        QTest::newRow("plain calls") << false;
+    }
+
+    void openThenReadFromTheDescriptors()
+    {
+        // open() sizes files the walk did not stat and keeps them open; read() then reads those descriptors, not
+        // the paths (which may name other files by then), and closes them.
+        QFETCH(bool, ring);
+        QTemporaryDir tmp;
+        QRandomGenerator rng(4);
+        const QString dir = tmp.path();
+        auto path = [&](const char *name) { return QFile::encodeName(dir + QLatin1Char('/') + QLatin1String(name)); };
+        const QByteArray small = randomBytes(7000, rng);
+        const QByteArray big = randomBytes(250000, rng);
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/small"), small));
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/big"), big));
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/empty"), QByteArray()));
+        QVERIFY(::mkfifo(path("fifo").constData(), 0644) == 0);
+        QVERIFY(::mkdir(path("folder").constData(), 0755) == 0);
+        QVERIFY(::symlink(path("small").constData(), path("link").constData()) == 0);
+
+        const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW;
+        struct Case
+        {
+            QByteArray path;
+            int error;
+            QByteArray bytes;
+        };
+        std::vector<Case> cases = {
+            { path("small"), 0, small },   { path("big"), 0, big },        { path("empty"), 0, QByteArray() },
+            { path("missing"), ENOENT, {} }, { path("fifo"), EINVAL, {} }, { path("folder"), EINVAL, {} },
+            { path("link"), ELOOP, {} },
+        };
+        // More than a group: open() takes them kGroup at a time.
+        while (cases.size() < size_t(RingReader::kGroup) + 5)
+            cases.push_back(cases[cases.size() % 7]);
+        std::vector<RingReader::Opening> openings;
+        for (const Case &c : cases) {
+            RingReader::Opening o;
+            o.path = c.path.constData();
+            o.openFlags = flags;
+            openings.push_back(o);
+        }
+        RingReader *reader = RingReader::forThisThread();
+        QVERIFY(reader);
+        const int fds = openFds();
+        const int64_t before = RingReader::requestsRead();
+        if (ring)
+            reader->open(openings);
+        else
+            RingReader::openPlain(openings);
+        QCOMPARE(RingReader::requestsRead() - before, ring ? int64_t(cases.size()) : 0);
+
+        int opened = 0;
+        for (size_t i = 0; i < cases.size(); ++i) {
+            const QByteArray what = cases[i].path + ": " + QByteArray::number(openings[i].error);
+            QVERIFY2(openings[i].error == cases[i].error, what.constData());
+            QVERIFY2((openings[i].fd >= 0) == (cases[i].error == 0), what.constData());
+            if (openings[i].fd < 0)
+                continue;
+            ++opened;
+            QCOMPARE(openings[i].size, int64_t(cases[i].bytes.size()));
+        }
+        // The regular files, and nothing else, are held open.
+        QCOMPARE(openFds(), fds + opened);
+
+        // Their paths now name other files: the reads still get the bytes that were opened.
+        QVERIFY(QFile::remove(dir + QLatin1String("/small")));
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/small"), QByteArray(7000, 'x')));
+        std::vector<QByteArray> buffers;
+        std::vector<RingReader::Request> requests;
+        std::vector<size_t> caseOf;
+        for (size_t i = 0; i < cases.size(); ++i) {
+            if (openings[i].fd < 0)
+                continue;
+            buffers.emplace_back(int(openings[i].size) + 16, '\xee');
+            RingReader::Request r;
+            r.path = cases[i].path.constData();
+            r.openFlags = flags;
+            r.fd = openings[i].fd;
+            r.dst = reinterpret_cast<uint8_t *>(buffers.back().data());
+            r.size = openings[i].size;
+            requests.push_back(r);
+            caseOf.push_back(i);
+        }
+        reader->read(requests);
+        QCOMPARE(openFds(), fds);
+        for (size_t k = 0; k < requests.size(); ++k) {
+            const RingReader::Request &r = requests[k];
+            QVERIFY(r.opened);
+            QCOMPARE(r.error, 0);
+            QCOMPARE(r.got, int64_t(cases[caseOf[k]].bytes.size()));
+            QVERIFY(buffers[k].left(int(r.got)) == cases[caseOf[k]].bytes);
+        }
+    }
+
     void filesNotInThePageCache()
     {
         // Files read from the disk, not the page cache: a kernel may leave part of them unread for a file opened
