@@ -21,6 +21,7 @@
 #include "rules/ruleevaluator.h"
 #include "rules/ruleloader.h"
 #include "scan/scanner.h"
+#include "util/threadname.h"
 
 using namespace Hitscope;
 
@@ -105,6 +106,7 @@ int runScanCommand(const CliArgs &args)
     RuleSet rules;
     PatternCatalog catalog;
     std::thread compiler([&] {
+        nameThisThread("hs-compile");
         rules = RuleLoader::loadFiles(args.rules);
         CompileOptions compile;
         compile.threads = args.params.threads;

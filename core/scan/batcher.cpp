@@ -407,7 +407,7 @@ void Batcher::flush()
     // needs new threads (no read is in flight here, collect() has waited for the last one).
     if (!m_reader || m_readerNice != m_readNice) {
         m_reader.reset();
-        m_reader = std::make_unique<JobThread>(m_readNice);
+        m_reader = std::make_unique<JobThread>(m_readNice, "hs-read");
         m_readerNice = m_readNice;
     }
     m_read = std::make_unique<Read>();

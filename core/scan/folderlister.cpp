@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/parallel.h"
+#include "util/threadname.h"
 
 namespace Hitscope {
 
@@ -23,6 +24,7 @@ FolderLister::FolderLister(int threads, std::vector<QByteArray> excludeGlobs, co
 {
     for (int i = 0; i < threads; ++i)
         m_workers.emplace_back([this, nice] {
+            nameThisThread("hs-list");
             lowerThreadPriority(nice);
             work();
         });

@@ -17,6 +17,7 @@
 #include "scan/batcher.h"
 #include "scan/walkahead.h"
 #include "util/parallel.h"
+#include "util/threadname.h"
 
 namespace Hitscope {
 
@@ -591,6 +592,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         empty.push(std::make_unique<FileBatch>());
 
     std::thread reader([&] {
+        nameThisThread("hs-plan");
         int seenVersion = -1;
         Batcher batcher(
             overlap, [&] { return empty.pop(); },
@@ -646,6 +648,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     // The engine's preparation of each batch (Engine::prepareBatch: the GPU's segment table, 6-13 ms of a 512 MiB
     // batch on the H200) on a thread of its own: on the reader's thread it held the next read up.
     std::thread preparer([&] {
+        nameThisThread("hs-prepare");
         while (auto b = read.pop()) {
             if (!m_cancel) {
                 m_engine.prepareBatch(*b, m_catalog);
@@ -667,6 +670,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     // the next batch's starts are found: on the H200, resolving was the last stage, and each half held the other.
     Queue<Scanned> started;
     std::thread starter([&] {
+        nameThisThread("hs-starts");
         // Once a batch is dropped, so are all after it: a file whose chunks spanned it would be reported without
         // them, should the engine then fail and later batches be reported after all.
         bool dropping = false;
@@ -685,6 +689,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         started.close();
     });
     std::thread resolver([&] {
+        nameThisThread("hs-resolve");
         FileResult pending; // the file whose chunks continue into the next batch
         std::vector<FileResult> done; // files whose last chunk is in the batch being resolved
         std::vector<std::span<const uint8_t>> known; // per file of `done`: its first bytes in memory

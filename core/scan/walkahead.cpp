@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "util/threadname.h"
+
 namespace Hitscope {
 
 WalkAhead::WalkAhead(const QByteArrayList &roots, const WalkOptions &options, const std::atomic_bool *cancelled,
@@ -11,6 +13,7 @@ WalkAhead::WalkAhead(const QByteArrayList &roots, const WalkOptions &options, co
     , m_cancelled(cancelled)
 {
     m_thread = std::thread([this, roots, options] {
+        nameThisThread("hs-walk");
         // The walker stops on either flag: the scan's cancel, or this object going away.
         std::atomic_bool stop { false };
         // Looked at on every entry, file and problem: the walker checks `stop` between roots and entries.

@@ -2,11 +2,12 @@
 #include "jobthread.h"
 
 #include "util/parallel.h"
+#include "util/threadname.h"
 
 namespace Hitscope {
 
-JobThread::JobThread(int niceSteps)
-    : m_thread([this, niceSteps] { loop(niceSteps); })
+JobThread::JobThread(int niceSteps, const char *name)
+    : m_thread([this, niceSteps, name = std::string(name)] { loop(niceSteps, name); })
 {
 }
 
@@ -35,8 +36,9 @@ void JobThread::wait()
     m_idle.wait(lock, [&] { return m_jobs.empty() && !m_running; });
 }
 
-void JobThread::loop(int niceSteps)
+void JobThread::loop(int niceSteps, const std::string &name)
 {
+    nameThisThread(name);
     lowerThreadPriority(niceSteps);
     std::unique_lock lock(m_mutex);
     for (;;) {

@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace Hitscope {
@@ -18,8 +19,8 @@ class JobThread
 {
 public:
     /// The thread runs `niceSteps` nice levels below the constructing thread (lowerThreadPriority); so do the
-    /// threads it starts.
-    explicit JobThread(int niceSteps = 0);
+    /// threads it starts. `name`: the thread's (nameThisThread()).
+    explicit JobThread(int niceSteps = 0, const char *name = "hs-jobs");
     /// Runs the jobs posted so far, then ends the thread.
     ~JobThread();
     JobThread(const JobThread &) = delete;
@@ -31,7 +32,7 @@ public:
     void wait();
 
 private:
-    void loop(int niceSteps);
+    void loop(int niceSteps, const std::string &name);
 
     std::mutex m_mutex;
     std::condition_variable m_wake;

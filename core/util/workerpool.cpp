@@ -2,6 +2,9 @@
 #include "workerpool.h"
 
 #include <exception>
+#include <string>
+
+#include "util/threadname.h"
 
 namespace Hitscope {
 
@@ -44,9 +47,17 @@ void WorkerPool::dispatch(int threads, Job job)
         return;
     }
     // Started from the calling thread, so that they share its nice level.
-    while (int(m_threads.size()) < threads - 1) {
-        const int index = int(m_threads.size()) + 1;
-        m_threads.emplace_back([this, index] { loop(index); });
+    if (int(m_threads.size()) < threads - 1) {
+        const std::string owner = thisThreadName();
+        while (int(m_threads.size()) < threads - 1) {
+            const int index = int(m_threads.size()) + 1;
+            m_threads.emplace_back([this, index, owner] {
+                std::string suffix = "/";
+                suffix.append(std::to_string(index));
+                nameThisThreadAfter(owner, suffix);
+                loop(index);
+            });
+        }
     }
     m_busy = true;
     m_job = job;
