@@ -28,6 +28,7 @@
 #include "scan/filewalker.h"
 #include "scan/scanner.h"
 #include "util/heaptuning.h"
+#include "util/openfilelimit.h"
 
 using namespace Hitscope;
 
@@ -108,6 +109,7 @@ struct Row
 int main(int argc, char **argv)
 {
     keepFreedHeapMemory();
+    raiseOpenFileLimit();
     auto app = createGpuApplication(argc, argv);
     QStringList rulesFiles;
     bool useGpu = false;

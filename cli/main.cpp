@@ -8,10 +8,12 @@
 #include "gpu/headlessplatform.h"
 #include "scancommand.h"
 #include "util/heaptuning.h"
+#include "util/openfilelimit.h"
 
 int main(int argc, char **argv)
 {
     Hitscope::keepFreedHeapMemory();
+    Hitscope::raiseOpenFileLimit();
     CliArgs args;
     const QString error = args.parse(argc, argv);
     // The GPU needs a QGuiApplication (QVulkanInstance), on our headless platform when there is no display;

@@ -242,12 +242,14 @@ Batcher::Batcher(int overlap, Acquire acquire, Emit emit, const std::atomic_bool
     , m_cancelled(cancelled)
 {
     m_plan->index = -1; // no batch being planned
-    // The plan and the batch being read hold descriptors; the rest of the process keeps a few hundred.
+    // The plan and the batch being read hold descriptors, and the read threads open up to RingReader::kGroup
+    // files each besides; 512 are left for those and the rest of the process. At most 4,096 each: a batch of more
+    // files (tiny ones, without the ramp) opens the rest again to read them.
     struct rlimit limit {};
-    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-        m_maxHeldFds = int(std::clamp<int64_t>((int64_t(limit.rlim_cur) - 256) / 2, 0, 1 << 16));
-    else
-        m_maxHeldFds = 1 << 16;
+    const int64_t soft = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
+        ? int64_t(limit.rlim_cur)
+        : int64_t(1) << 20;
+    m_maxHeldFds = int(std::clamp<int64_t>((soft - 512) / 2, 0, 4096));
 }
 
 Batcher::~Batcher()

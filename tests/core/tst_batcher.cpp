@@ -7,12 +7,14 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QRandomGenerator>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QThread>
 #include <QTest>
@@ -261,6 +263,44 @@ private Q_SLOTS:
         QCOMPARE(unsized.size(), ramped.size());
         for (size_t i = 0; i < ramped.size(); ++i)
             QCOMPARE(unsized[i]->used, ramped[i]->used);
+    }
+
+    void filesOfUnknownSizeBeyondTheDescriptorBudget()
+    {
+        // With few descriptors allowed, the batcher keeps only some of the files it sized open and opens the rest
+        // again to read them: every file still arrives whole, none is reported, and none stays open. More files
+        // than the limit: kept open all, they would fail to open.
+        struct rlimit saved {};
+        QCOMPARE(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+        struct rlimit low = saved;
+        low.rlim_cur = std::min<rlim_t>(saved.rlim_max, 600); // 44 held at most: (600 - 512) / 2
+        QCOMPARE(::setrlimit(RLIMIT_NOFILE, &low), 0);
+        const auto restore = qScopeGuard([&] { ::setrlimit(RLIMIT_NOFILE, &saved); });
+        QTemporaryDir tmp;
+        QRandomGenerator rng(17);
+        std::vector<FileEntry> entries;
+        std::vector<QByteArray> contents;
+        for (int i = 0; i < 700; ++i) {
+            const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
+            contents.push_back(randomBytes(int(rng.bounded(3000)), rng));
+            QVERIFY(TestUtil::writeFile(path, contents.back()));
+            entries.push_back({ QFile::encodeName(path), contents.back().size() });
+        }
+        for (const bool ring : { true, false }) {
+            Sizes sizes;
+            sizes.ring = ring;
+            sizes.unsized = true;
+            const int fds = openFds();
+            const auto batches = batchFiles(entries, sizes);
+            QCOMPARE(openFds(), fds);
+            QCOMPARE(batches.size(), size_t(1)); // one batch of 64 MiB holds them all
+            QCOMPARE(batches[0]->files.size(), entries.size());
+            QVERIFY(batches[0]->problems.empty());
+            for (const BatchFile &f : batches[0]->files) {
+                QCOMPARE(f.fileSize, int64_t(contents[size_t(f.fileIndex)].size()));
+                QVERIFY(holdsBytes(*batches[0], f, contents[size_t(f.fileIndex)]));
+            }
+        }
     }
 
     void rampEndsABatchOfManySmallFilesEarly()
