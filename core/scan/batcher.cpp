@@ -11,7 +11,6 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "scan/ringreader.h"
@@ -25,6 +24,13 @@ namespace {
 QString errnoText(int err)
 {
     return QString::fromLocal8Bit(std::strerror(err));
+}
+
+// O_NOFOLLOW: a file swapped for a link since the walk is not read, unless links were followed. O_NONBLOCK: one
+// swapped for a FIFO does not block the open.
+int openFlags(bool viaLink)
+{
+    return O_RDONLY | (viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC;
 }
 
 // Why a file could not be opened for reading, worded as the walk words it when it opens files itself
@@ -102,17 +108,11 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
                 c.opened = true;
                 return;
             }
-            // O_NOFOLLOW: a file swapped for a link since the walk is not read, unless links were followed.
-            const int fd = ::open(f.path.constData(), O_RDONLY | (f.viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
-            struct stat st;
-            if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-                c.openError = fd < 0 ? errno : EINVAL;
-                if (fd >= 0)
-                    ::close(fd);
-                return;
-            }
-            c.fd = fd;
-            c.opened = true;
+            RingReader::Opening o { f.path.constData(), openFlags(f.viaLink) };
+            RingReader::openPlain(std::span(&o, 1));
+            c.fd = o.fd;
+            c.opened = o.fd >= 0;
+            c.openError = o.error;
         };
         {
             std::lock_guard lock(c.mutex);
@@ -170,7 +170,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
             RingReader::Request &r = requests[j];
             r.path = f.path.constData();
             r.fd = f.fd;
-            r.openFlags = O_RDONLY | (f.viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC;
+            r.openFlags = openFlags(f.viaLink);
             r.dst = b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin);
             r.size = p.size;
             r.offset = p.begin;
@@ -493,7 +493,7 @@ void Batcher::sizeUnsized()
     std::vector<RingReader::Opening> openings(n);
     for (size_t i = 0; i < n; ++i) {
         openings[i].path = m_unsized[i].path.constData();
-        openings[i].openFlags = O_RDONLY | (m_unsized[i].viaLink ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC;
+        openings[i].openFlags = openFlags(m_unsized[i].viaLink);
     }
     RingReader *ring = m_ringReads ? RingReader::forThisThread() : nullptr;
     if (ring)
