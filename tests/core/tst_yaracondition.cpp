@@ -951,7 +951,10 @@ void TestYaraCondition::randomConditions()
         std::string source = helperRules;
         for (int k = 0; k < perFile; ++k) {
             conditions.push_back(generator.condition());
-            source += ruleText("t" + std::to_string(k), ConditionGenerator::strings(), conditions.back());
+            // Appended, not "t" + std::to_string(k): GCC 12 at -O3 warns falsely (-Wrestrict) on the latter.
+            std::string name = "t";
+            name += std::to_string(k);
+            source += ruleText(name, ConditionGenerator::strings(), conditions.back());
         }
         const auto label = [&](int k) {
             return QStringLiteral("case %1 (seed %2): %3")
