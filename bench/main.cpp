@@ -244,9 +244,8 @@ int main(int argc, char **argv)
     } else {
         const PeerResult ceiling = best([&] { return readCeiling(files, threads); });
         rows.push_back({ QStringLiteral("read only (ceiling)"), ceiling.seconds, corpusBytes, QStringLiteral("-"), {} });
-        // The scan's walk lists what the readers read: it must keep ahead of them.
-        WalkOptions walkOptions;
-        walkOptions.listThreads = Scanner::walkListThreads(threads);
+        // The scan's walk lists what the readers read: it must keep ahead of them. Timed with the scan's options.
+        const WalkOptions walkOptions = Scanner::walkOptions(WalkOptions {}, threads);
         const PeerResult walk = best([&] {
             const auto w0 = std::chrono::steady_clock::now();
             int64_t n = 0;
@@ -258,9 +257,11 @@ int main(int argc, char **argv)
             return r;
         });
         rows.push_back({ QStringLiteral("walk only (listing)"), walk.seconds, corpusBytes,
-                         QStringLiteral("%1 files; folders listed on %2 threads besides")
+                         QStringLiteral("%1 files; folders listed on %2 threads besides; files %3")
                              .arg(walk.matches)
-                             .arg(walkOptions.listThreads),
+                             .arg(walkOptions.listThreads)
+                             .arg(walkOptions.statRegularFiles ? QLatin1String("lstat()ed")
+                                                               : QLatin1String("sized by the batcher")),
                          {} });
     }
 
