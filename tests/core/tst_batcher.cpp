@@ -82,6 +82,22 @@ std::vector<std::unique_ptr<FileBatch>> batchFiles(const std::vector<FileEntry> 
     return batches;
 }
 
+// Writes `count` files of random bytes, `size(i)` bytes each, named f0, f1, ... in `dir`; their entries and bytes
+// go to the end of `entries` and `contents`. False if one could not be written.
+template<typename Size>
+bool writeRandomFiles(const QString &dir, int count, Size size, QRandomGenerator &rng, std::vector<FileEntry> &entries,
+                      std::vector<QByteArray> &contents)
+{
+    for (int i = 0; i < count; ++i) {
+        const QString path = dir + QStringLiteral("/f%1").arg(i);
+        contents.push_back(randomBytes(size(i), rng));
+        if (!TestUtil::writeFile(path, contents.back()))
+            return false;
+        entries.push_back({ QFile::encodeName(path), contents.back().size() });
+    }
+    return true;
+}
+
 // The chunk's held bytes are `data`'s bytes at the same offsets.
 bool holdsBytes(const FileBatch &b, const BatchFile &f, const QByteArray &data)
 {
@@ -218,11 +234,8 @@ private Q_SLOTS:
         QTemporaryDir tmp;
         QRandomGenerator rng(11);
         std::vector<FileEntry> entries;
-        for (int i = 0; i < 400; ++i) {
-            const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
-            QVERIFY(TestUtil::writeFile(path, randomBytes(5000, rng)));
-            entries.push_back({ QFile::encodeName(path), 5000 });
-        }
+        std::vector<QByteArray> contents;
+        QVERIFY(writeRandomFiles(tmp.path(), 400, [](int) { return 5000; }, rng, entries, contents));
         const qint64 batchBytes = 200000;
         auto holds = [](const FileBatch &b, qint64 size) { return b.used <= size && b.used >= size - 5000; };
         Sizes sizes;
@@ -280,12 +293,7 @@ private Q_SLOTS:
         QRandomGenerator rng(17);
         std::vector<FileEntry> entries;
         std::vector<QByteArray> contents;
-        for (int i = 0; i < 700; ++i) {
-            const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
-            contents.push_back(randomBytes(int(rng.bounded(3000)), rng));
-            QVERIFY(TestUtil::writeFile(path, contents.back()));
-            entries.push_back({ QFile::encodeName(path), contents.back().size() });
-        }
+        QVERIFY(writeRandomFiles(tmp.path(), 700, [&](int) { return int(rng.bounded(3000)); }, rng, entries, contents));
         for (const bool ring : { true, false }) {
             Sizes sizes;
             sizes.ring = ring;
@@ -311,12 +319,7 @@ private Q_SLOTS:
         QRandomGenerator rng(13);
         std::vector<FileEntry> entries;
         std::vector<QByteArray> contents;
-        for (int i = 0; i < 3000; ++i) {
-            const QString path = tmp.path() + QStringLiteral("/f%1").arg(i);
-            contents.push_back(randomBytes(10, rng));
-            QVERIFY(TestUtil::writeFile(path, contents.back()));
-            entries.push_back({ QFile::encodeName(path), 10 });
-        }
+        QVERIFY(writeRandomFiles(tmp.path(), 3000, [](int) { return 10; }, rng, entries, contents));
         Sizes sizes;
         sizes.batchBytes = 64 << 20;
         QCOMPARE(batchFiles(entries, sizes).size(), size_t(1));
