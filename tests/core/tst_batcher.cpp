@@ -2,6 +2,7 @@
 // The batcher's promises: every byte of every file is owned by exactly one chunk and one segment, each
 // chunk holds the overlap and context its matches need, and the held bytes are the file's bytes.
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -276,6 +277,64 @@ private Q_SLOTS:
         QCOMPARE(unsized.size(), ramped.size());
         for (size_t i = 0; i < ramped.size(); ++i)
             QCOMPARE(unsized[i]->used, ramped[i]->used);
+    }
+
+    void fileOfUnknownSizeIsReadFromTheDescriptorItWasSizedBy_data()
+    {
+        QTest::addColumn<bool>("ring");
+        QTest::newRow("ring") << true;
+        QTest::newRow("plain calls") << false;
+    }
+
+    void fileOfUnknownSizeIsReadFromTheDescriptorItWasSizedBy()
+    {
+        // Each path is replaced by another file between the plan (which opened the files to size them) and the
+        // read: the batch holds the files that were sized, not whatever the paths name by then. A file the walk
+        // sized is opened by its path when read, and gets the new bytes.
+        QFETCH(bool, ring);
+        if (ring && !RingReader::available())
+            QSKIP("io_uring is not available to this process (old kernel, seccomp or kernel.io_uring_disabled)");
+        QTemporaryDir tmp;
+        QRandomGenerator rng(19);
+        std::vector<FileEntry> entries;
+        std::vector<QByteArray> contents;
+        QVERIFY(writeRandomFiles(tmp.path(), 5, [](int i) { return 1000 + 100 * i; }, rng, entries, contents));
+        for (const bool unsized : { true, false }) {
+            std::vector<QByteArray> replaced;
+            std::vector<std::unique_ptr<FileBatch>> batches;
+            bool swapped = false;
+            Batcher batcher(
+                0,
+                [&] {
+                    // Called once a batch is planned, before it is read.
+                    for (size_t i = 0; !swapped && i < entries.size(); ++i) {
+                        replaced.push_back(randomBytes(int(contents[i].size()), rng));
+                        const QString path = QFile::decodeName(entries[i].path);
+                        if (!TestUtil::writeFile(path + QLatin1String(".new"), replaced.back())
+                            || ::rename(QFile::encodeName(path + QLatin1String(".new")).constData(),
+                                        entries[i].path.constData())
+                                != 0)
+                            return std::unique_ptr<FileBatch>();
+                    }
+                    swapped = true;
+                    return std::make_unique<FileBatch>();
+                },
+                [&](std::unique_ptr<FileBatch> b) { batches.push_back(std::move(b)); });
+            batcher.setRingReads(ring);
+            for (FileEntry e : entries) {
+                if (unsized)
+                    e.size = FileEntry::kUnknownSize;
+                batcher.addFile(e);
+            }
+            batcher.finish();
+            QCOMPARE(batches.size(), size_t(1));
+            QCOMPARE(batches[0]->files.size(), entries.size());
+            for (const BatchFile &f : batches[0]->files) {
+                const size_t i = size_t(f.fileIndex);
+                QVERIFY(holdsBytes(*batches[0], f, unsized ? contents[i] : replaced[i]));
+            }
+            contents = replaced; // what the paths hold now
+        }
     }
 
     void filesOfUnknownSizeBeyondTheDescriptorBudget()
