@@ -30,7 +30,7 @@ struct WalkOptions
     /// Off: a folder entry that the file system types as a regular file (dirent's d_type) is reported without an
     /// lstat(), of size FileEntry::kUnknownSize, and not tested for readability; a caller that opens every file
     /// anyway (the scanner's batcher) learns the size there. In a 2-core VM the lstat() per file was 6% of a
-    /// scan's CPU time. Needs no --max-file-size: with one, every file is lstat()ed.
+    /// scan's CPU time. Ignored with a --max-file-size (maxFileSize >= 0): the limit needs every size.
     bool statRegularFiles = true;
 };
 
