@@ -2,10 +2,9 @@
 #include <cstdio>
 
 #include <QCoreApplication>
-#include <QGuiApplication>
 
 #include "cliargs.h"
-#include "gpu/headlessplatform.h"
+#include "gpusupport.h"
 #include "scancommand.h"
 #include "util/heaptuning.h"
 #include "util/openfilelimit.h"
@@ -16,12 +15,15 @@ int main(int argc, char **argv)
     Hitscope::raiseOpenFileLimit();
     CliArgs args;
     const QString error = args.parse(argc, argv);
-    // The GPU needs a QGuiApplication (QVulkanInstance), on our headless platform when there is no display;
-    // a CPU scan starts faster without one.
-    const bool gpu = args.command == QLatin1String("devices") || args.engine != CliArgs::Engine::Cpu;
+    // The GPU needs a QGuiApplication (QVulkanInstance), on our headless platform when there is no display; it
+    // comes with the GPU module, which a CPU scan never opens (it starts faster without Qt GUI's libraries).
+    const bool gpu = error.isEmpty() && !args.help && !args.version
+        && (args.command == QLatin1String("devices") || args.engine != CliArgs::Engine::Cpu);
+    QString gpuError;
+    GpuSupport *support = gpu ? GpuSupport::load(&gpuError) : nullptr;
     std::unique_ptr<QCoreApplication> app;
-    if (gpu)
-        app = Hitscope::createGpuApplication(argc, argv);
+    if (support)
+        app = support->createApplication(argc, argv);
     else
         app = std::make_unique<QCoreApplication>(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("hitscope-cli"));
@@ -39,7 +41,12 @@ int main(int argc, char **argv)
         std::printf("hitscope-cli %s\n", HITSCOPE_VERSION);
         return 0;
     }
-    if (args.command == QLatin1String("devices"))
-        return runDevicesCommand(args);
+    if (args.command == QLatin1String("devices")) {
+        if (!support) {
+            std::printf("no GPU backend offers compute here: %s\n", gpuError.toLocal8Bit().constData());
+            return 2;
+        }
+        return support->runDevicesCommand(args);
+    }
     return runScanCommand(args);
 }

@@ -15,7 +15,7 @@
 
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
-#include "gpu/gpuengine.h"
+#include "gpusupport.h"
 #include "report/jsonescape.h"
 #include "report/previewreader.h"
 #include "rules/ruleevaluator.h"
@@ -117,14 +117,16 @@ int runScanCommand(const CliArgs &args)
     // cores, and the compile leaves a core idle most of its time.
     auto walked = std::make_unique<WalkAhead>(args.paths, Scanner::walkOptions(args.walk, args.params.threads),
                                               nullptr);
-    std::unique_ptr<GpuEngine> gpu;
+    std::unique_ptr<Engine> gpu;
     QString gpuNotice, gpuError;
     if (args.engine != CliArgs::Engine::Cpu) {
-        RhiDeviceOptions options;
-        if (!args.backend.isEmpty())
-            parseGpuBackend(args.backend, &options.backend);
-        options.validation = args.validation;
-        gpu = GpuEngine::choose(args.engine == CliArgs::Engine::Gpu, options, &gpuNotice, &gpuError);
+        QString loadError;
+        if (GpuSupport *support = GpuSupport::load(&loadError))
+            gpu = support->chooseEngine(args, &gpuNotice, &gpuError);
+        else if (args.engine == CliArgs::Engine::Gpu)
+            gpuError = loadError;
+        else
+            gpuNotice = QStringLiteral("no GPU engine (%1); using the CPU engine").arg(loadError);
     }
     compiler.join();
     std::vector<Rejection> rejections = rules.rejections;
@@ -174,7 +176,7 @@ int runScanCommand(const CliArgs &args)
     }
     if (!gpuNotice.isEmpty())
         warn(gpuNotice);
-    Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
+    Engine &engine = gpu ? *gpu : static_cast<Engine &>(cpu);
     LaunchParams params = args.params;
     if (!args.batchBytesSet)
         params.batchBytes = engine.preferredBatchBytes();
@@ -350,35 +352,4 @@ int runScanCommand(const CliArgs &args)
     if (summary.cancelled)
         warn(QStringLiteral("scan stopped."));
     return exitCode;
-}
-
-int runDevicesCommand(const CliArgs &args)
-{
-    const QList<GpuDeviceInfo> devices = RhiDevice::enumerate(true, args.validation);
-    bool any = false;
-    for (const GpuDeviceInfo &d : devices) {
-        if (!args.backend.isEmpty() && gpuBackendKey(d.backend) != args.backend)
-            continue;
-        if (!d.available) {
-            std::printf("%s: not available: %s\n", qPrintable(gpuBackendName(d.backend)), qPrintable(d.error));
-            continue;
-        }
-        any = true;
-        std::printf("%s%s: %s (%s)\n", qPrintable(gpuBackendName(d.backend)),
-                    d.vulkanDeviceIndex >= 0 ? qPrintable(QStringLiteral(" device %1").arg(d.vulkanDeviceIndex)) : "",
-                    qPrintable(d.deviceName), qPrintable(d.deviceType));
-        std::printf("  driver: %s\n  platform: %s\n", qPrintable(d.driver), qPrintable(d.qtPlatform));
-        std::printf("  limits: workgroup size %d, invocations %d, workgroups per dispatch %lld, storage binding "
-                    "%lld bytes, shared memory %lld bytes, timestamps %s\n",
-                    d.limits.maxWorkgroupSizeX, d.limits.maxWorkgroupInvocations,
-                    static_cast<long long>(d.limits.maxWorkgroupsX ? d.limits.maxWorkgroupsX : d.limits.maxWorkgroupsPerDimension),
-                    static_cast<long long>(d.limits.maxStorageBufferRange),
-                    static_cast<long long>(d.limits.maxSharedMemoryBytes), d.limits.timestamps ? "yes" : "no");
-        std::printf("  batches: %s\n", qPrintable(d.uploads));
-        if (d.selfTestRun)
-            std::printf("  self-test: %s\n", d.selfTestPassed ? "passed" : qPrintable(d.selfTestError));
-    }
-    if (!any)
-        std::printf("no GPU backend offers compute here: hitscope-cli scan uses the CPU engine (--engine auto)\n");
-    return any ? 0 : 2;
 }

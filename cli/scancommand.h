@@ -5,6 +5,3 @@
 
 /// Runs `hitscope-cli scan`; returns the exit status documented in --help.
 int runScanCommand(const CliArgs &args);
-
-/// Runs `hitscope-cli devices`: every GPU backend and device, or why it is not available.
-int runDevicesCommand(const CliArgs &args);

@@ -37,7 +37,7 @@ if [ "$mode" = build ]; then
     [ -n "$(field Description)" ] || fail "no Description"
 
     contents=$(dpkg-deb --contents "$deb" | awk '{print $NF}')
-    for path in ./usr/bin/hitscope ./usr/bin/hitscope-cli \
+    for path in ./usr/bin/hitscope ./usr/bin/hitscope-cli ./usr/lib/hitscope/hitscope-cli-gpu.so \
         ./usr/share/applications/io.hitscope.Hitscope.desktop \
         ./usr/share/metainfo/io.hitscope.Hitscope.metainfo.xml \
         ./usr/share/icons/hicolor/scalable/apps/io.hitscope.Hitscope.svg; do
@@ -58,7 +58,7 @@ if [ "$mode" = build ]; then
     extract="$out/root"
     dpkg-deb --extract "$deb" "$extract"
     missing=""
-    for bin in "$extract"/usr/bin/*; do
+    for bin in "$extract"/usr/bin/* "$extract"/usr/lib/hitscope/*.so; do
         for lib in $(objdump -p "$bin" | awk '/NEEDED/ {print $2}'); do
             path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|x86_64|64bit/ && !found {print $NF; found = 1}')
             [ -n "$path" ] || path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found {print $NF; found = 1}')
@@ -116,6 +116,12 @@ if [ "$mode" = install ]; then
         || fail "the installed hitscope-cli could not scan the demo folder"
     [ -n "$result" ] || fail "the installed hitscope-cli found nothing in the demo folder"
     echo "$result" | sed -n 1,3p
+    # A GPU command opens the CLI's GPU module from /usr/lib/hitscope (with or without a device to find).
+    devices=$(env -u QT_QPA_PLATFORM /usr/bin/hitscope-cli devices) || true
+    echo "$devices" | sed -n 1p
+    if echo "$devices" | grep -e 'cannot load the GPU module' >/dev/null; then
+        fail "the installed hitscope-cli cannot open its GPU module: $devices"
+    fi
     [ -f /usr/share/applications/io.hitscope.Hitscope.desktop ] || fail "the desktop entry was not installed"
 
     dpkg -r hitscope || fail "dpkg -r hitscope failed"

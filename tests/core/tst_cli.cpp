@@ -300,6 +300,62 @@ private Q_SLOTS:
                      out.constData());
     }
 
+    void cpuScansLoadNoGpuModule()
+    {
+        // The GPU half of the CLI is a module, opened only when a GPU may be used: a CPU scan never loads Qt GUI
+        // and its libraries (its start-up), and works where the module is missing. Without it, --engine gpu says
+        // why, auto falls back to the CPU with a notice, and devices reports no backend.
+        const QString dir = m_tmp.path() + QLatin1String("/nomodule");
+        QVERIFY(QDir().mkpath(dir + QLatin1String("/bin")));
+        const QString cli = dir + QLatin1String("/bin/hitscope-cli");
+        QVERIFY(QFile::copy(QStringLiteral(HITSCOPE_CLI), cli));
+        QVERIFY(TestUtil::writeFile(dir + QLatin1String("/files/a.txt"), "alpha beta gamma"));
+        const QString tsv = dir + QLatin1String("/r.tsv");
+        QVERIFY(TestUtil::writeFile(tsv, "-\tgood\tbeta\n"));
+        const QByteArray expected = "good " + dir.toUtf8() + "/files/a.txt\n";
+        auto run = [&](const QString &program, const QStringList &args, bool traceLibraries, QByteArray *out,
+                       QByteArray *err) {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            if (traceLibraries)
+                env.insert(QStringLiteral("LD_DEBUG"), QStringLiteral("libs"));
+            QProcess p;
+            p.setProcessEnvironment(env);
+            p.start(program, args);
+            if (!p.waitForFinished(120000))
+                return -1;
+            *out = p.readAllStandardOutput();
+            *err = p.readAllStandardError();
+            return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+        };
+        const QStringList scan { QStringLiteral("scan"), QStringLiteral("-r"), tsv, dir + QLatin1String("/files") };
+        const QStringList cpu = QStringList(scan) << QStringLiteral("--engine") << QStringLiteral("cpu");
+        const QStringList gpu = QStringList(scan) << QStringLiteral("--engine") << QStringLiteral("gpu");
+        QByteArray out, err;
+
+        // The build's own CLI: the module loads Qt GUI for a GPU scan (whether or not a device is found), and a CPU
+        // scan loads neither.
+        QVERIFY(run(QStringLiteral(HITSCOPE_CLI), gpu, true, &out, &err) >= 0);
+        QVERIFY2(err.contains("hitscope-cli-gpu.so") && err.contains("libQt6Gui"), err.right(2000).constData());
+        QCOMPARE(run(QStringLiteral(HITSCOPE_CLI), cpu, true, &out, &err), 0);
+        QCOMPARE(out, expected);
+        QVERIFY2(!err.contains("hitscope-cli-gpu.so") && !err.contains("libQt6Gui"), err.right(2000).constData());
+
+        // A copy without its module.
+        QCOMPARE(run(cli, cpu, false, &out, &err), 0);
+        QCOMPARE(out, expected);
+        QCOMPARE(err, QByteArray());
+        QCOMPARE(run(cli, gpu, false, &out, &err), 1);
+        QCOMPARE(out, QByteArray());
+        QVERIFY2(err.contains("cannot load the GPU module")
+                     && err.contains(QByteArray(QFile::encodeName(cli) + "-gpu.so: not found")),
+                 err.constData());
+        QCOMPARE(run(cli, scan, false, &out, &err), 0);
+        QCOMPARE(out, expected);
+        QVERIFY2(err.contains("cannot load the GPU module") && err.contains("using the CPU engine"), err.constData());
+        QCOMPARE(run(cli, { QStringLiteral("devices") }, false, &out, &err), 2);
+        QVERIFY2(out.contains("cannot load the GPU module"), out.constData());
+    }
+
     void badInputIsReportedAndTheRestRuns()
     {
         const QString dir = m_tmp.path() + QLatin1String("/bad");
