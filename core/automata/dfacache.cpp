@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dfacache.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <sys/stat.h>
@@ -148,13 +149,14 @@ bool DfaCache::read(const QString &path, uint64_t key, DfaBuilder::Result &out) 
     for (uint32_t s : d.start)
         if (s >= cells || s % d.numClasses != 0)
             return false;
+    // Without an early exit, so that these loops over megabytes vectorize: every start-up reads the tables.
+    uint32_t farthest = 0;
     for (uint32_t t : d.transitions)
-        if ((t & Dfa::kStateMask) >= cells)
-            return false;
+        farthest = std::max(farthest, t & Dfa::kStateMask);
+    bool ascending = true;
     for (size_t i = 0; i + 1 < d.acceptIndex.size(); ++i)
-        if (d.acceptIndex[i] > d.acceptIndex[i + 1])
-            return false;
-    return true;
+        ascending &= d.acceptIndex[i] <= d.acceptIndex[i + 1];
+    return farthest < cells && ascending;
 }
 
 void DfaCache::write(const QString &path, uint64_t key, const DfaBuilder::Result &result) const

@@ -710,8 +710,15 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         catalog.rejections.push_back(std::move(r));
     }
 
+    catalog.prefilter = AtomPrefilter::build(rules, catalog);
+    catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
+    return catalog;
+}
+
+uint64_t PatternCatalog::fingerprint() const
+{
     uint64_t h = kHashSeed;
-    for (const DfaGroup &g : catalog.groups) {
+    for (const DfaGroup &g : groups) {
         const Dfa &d = g.dfa;
         const uint32_t header[] = { d.numStates, d.numClasses, d.start[0], d.start[1], d.start[2], d.dead,
                                     uint32_t(g.maxMatchLength) };
@@ -723,13 +730,10 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         h = hashVector(h, g.patterns);
     }
     std::vector<uint8_t> verify;
-    for (const PatternInfo &info : catalog.patterns)
+    for (const PatternInfo &info : patterns)
         verify.push_back(info.verify);
     h = hashVector(h, verify);
-    catalog.fingerprint = h;
-    catalog.prefilter = AtomPrefilter::build(rules, catalog);
-    catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
-    return catalog;
+    return h;
 }
 
 QString PatternCatalog::defaultGroupingHintDir()

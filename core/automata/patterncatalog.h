@@ -65,7 +65,6 @@ struct PatternCatalog
     std::vector<DfaGroup> groups;
     std::vector<PatternInfo> patterns; ///< indexed by global pattern id
     std::vector<Rejection> rejections;
-    uint64_t fingerprint = 0;          ///< changes whenever the tables change
     /// Atoms of the groups the CPU engine may scan in windows instead of whole passes (null: none).
     std::shared_ptr<const AtomPrefilter> prefilter;
     double compileMs = 0;
@@ -74,6 +73,9 @@ struct PatternCatalog
     int solosFromCache = 0;       ///< single-pattern builds (explosion checks, relaxations) read from there
 
     size_t tableBytes() const;
+    /// Changes whenever the tables change (the GPU engine's test for tables it has uploaded). Computed on each
+    /// call: it hashes every table, which a CPU scan need not pay for at start-up.
+    uint64_t fingerprint() const;
     /// Longest bounded match over all bounded groups: segments overlap by this minus one.
     int maxBoundedMatchLength() const;
     /// Bytes a chunk of a file after its first must hold before those it owns: the segments' overlap and the

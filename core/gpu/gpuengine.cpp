@@ -469,7 +469,10 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     // Patterns of another catalog than the one counted for are not counted (as on the CPU engine).
     static const std::vector<bool> none;
     const std::vector<bool> &counted = m_counted.size() == catalog.patterns.size() ? m_counted : none;
-    if (m_tablesUploaded && m_tablesFingerprint == catalog.fingerprint && m_tablesCounted == counted)
+    // prepare() hashed the scan's catalog once (the tables are megabytes); a batch of another is hashed here.
+    const bool prepared = &catalog == m_preparedCatalog && catalog.groups.data() == m_preparedGroups;
+    const uint64_t fingerprint = prepared ? m_preparedFingerprint : catalog.fingerprint();
+    if (m_tablesUploaded && m_tablesFingerprint == fingerprint && m_tablesCounted == counted)
         return true;
     // Transitions of every group back to back; aux: group descriptors, byte classes, accept lists.
     std::vector<uint32_t> trans;
@@ -527,7 +530,7 @@ bool GpuEngine::ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBa
     updates->uploadStaticBuffer(m_transitions.get(), 0, int(tBytes), trans.data());
     updates->uploadStaticBuffer(m_aux.get(), 0, int(aBytes), aux.data());
     *uploaded = tBytes + aBytes;
-    m_tablesFingerprint = catalog.fingerprint;
+    m_tablesFingerprint = fingerprint;
     m_tablesCounted = counted;
     m_tablesUploaded = true;
     return true;
@@ -591,6 +594,9 @@ void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &param
     m_preparedTableBytes = 0;
     m_next = nullptr;
     dropPrefetch();
+    m_preparedCatalog = &catalog;
+    m_preparedGroups = catalog.groups.data();
+    m_preparedFingerprint = catalog.fingerprint();
     if (m_disabled)
         return;
     QString error;

@@ -148,6 +148,10 @@ private:
     std::unique_ptr<QRhiShaderResourceBindings> m_bindings;
     bool m_bindingsDirty = true;
     uint64_t m_tablesFingerprint = 0;
+    // The catalog of the last prepare() (its address and its groups' storage), and its fingerprint.
+    const PatternCatalog *m_preparedCatalog = nullptr;
+    const DfaGroup *m_preparedGroups = nullptr;
+    uint64_t m_preparedFingerprint = 0;
     bool m_tablesUploaded = false;
     std::vector<bool> m_counted;       // as set; applies to a catalog with exactly this many patterns
     std::vector<bool> m_tablesCounted; // the counted set flagged in the uploaded accept entries

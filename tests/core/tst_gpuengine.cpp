@@ -593,7 +593,7 @@ private Q_SLOTS:
         QVERIFY(TestUtil::writeFile(other, "just one literal\n"));
         const RuleSet otherRules = RuleLoader::loadFiles({ other });
         const PatternCatalog otherCatalog = PatternCatalog::compile(otherRules);
-        QVERIFY(otherCatalog.fingerprint != m_catalog.fingerprint);
+        QVERIFY(otherCatalog.fingerprint() != m_catalog.fingerprint());
         const ScanOutcome first = scanWith(*m_gpu, otherRules, otherCatalog, m_case.dir, p);
         QVERIFY(first.batches.front().bytesUploadedTables > 0);
         GpuEngine *gpu = m_gpu.get();
