@@ -179,6 +179,8 @@ int main(int argc, char **argv)
     params.threads = threads;
     params.rampBatches = !fixedBatches;
     compileOptions.threads = threads;
+    // The CPU engine's own tables (CompileOptions::cpuOnly) need its prefilter: --no-prefilter gets every DFA.
+    compileOptions.cpuOnly = !useGpu && !noPrefilter;
 
     // Rules: load and compile, timed.
     QElapsedTimer t;

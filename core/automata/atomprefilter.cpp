@@ -28,9 +28,12 @@ constexpr int kMinXorScreenChanges = 2;
 constexpr size_t kMinXorDeltas = 4;
 /// Each xor form costs the engine a screening pass of its own: beyond this many, the rest get atoms per key.
 constexpr size_t kMaxXorForms = 8;
-/// Sequences and atoms in the screen at most: every 16 cost it another pass over every byte, and beyond about
-/// ten passes a group's own DFA pass is cheaper (a list of ten thousand literals keeps its passes).
-constexpr size_t kMaxScreenEntries = 160;
+/// A repeated byte, which SequenceScreen finds as runs (its rule: four positions or more of one byte).
+bool isRun(const SequenceScreen::Sequence &s)
+{
+    return s.size() >= 4 && s.front().count() == 1
+        && std::all_of(s.begin(), s.end(), [&](const ByteSet &b) { return b == s.front(); });
+}
 
 /// The xor atoms of a YARA xor string, or none when a form is too short or too uniform to be distinctive.
 std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group)
@@ -102,6 +105,12 @@ bool AtomPrefilter::suits(const Pattern &pattern, const PatternInfo &info)
     return !sequencesOf(pattern.regex, info).empty() || suitsWindows(pattern, info);
 }
 
+void AtomPrefilter::addEntry(const SequenceScreen::Sequence &sequence, uint32_t tag)
+{
+    if (screen.size() < kMaxScreenEntries || isRun(sequence) || !hashScreen.add(sequence, tag))
+        screen.add(sequence, tag);
+}
+
 std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, const PatternCatalog &catalog)
 {
     auto pre = std::make_shared<AtomPrefilter>();
@@ -157,7 +166,10 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
         size_t entries = atoms.size();
         for (const auto &seqs : sequences)
             entries += seqs.second.size();
-        if (!ok || pre->screen.size() + entries > kMaxScreenEntries)
+        // Beyond the screen's entries a group with tables keeps its pass (a list of ten thousand literals: one DFA
+        // pass is cheaper than many of the screen's); a tableless group has no pass to fall back on, and its
+        // entries go to the hash screen.
+        if (!ok || (!group.tableless && pre->screen.size() + entries > kMaxScreenEntries))
             continue;
         ++covered;
         pre->coveredGroup[g] = 1;
@@ -171,10 +183,10 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
             // reports one end.
             pre->screened[size_t(p)] = seqs.size() > 1 ? 2 : 1;
             for (const SequenceScreen::Sequence &seq : seqs)
-                pre->screen.add(seq, uint32_t(p));
+                pre->addEntry(seq, uint32_t(p));
         }
         for (const AtomExtractor::Atom &atom : atoms) {
-            pre->screen.add(atom, pre->atomBase + uint32_t(pre->atomGroup.size()));
+            pre->addEntry(atom, pre->atomBase + uint32_t(pre->atomGroup.size()));
             pre->atomGroup.push_back(int(g));
             pre->atomLength.push_back(int(atom.size()));
         }
@@ -182,6 +194,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
     if (covered == 0)
         return nullptr;
     pre->screen.build();
+    pre->hashScreen.build();
     return pre;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "automata/dfa.h"
+#include "automata/hashscreen.h"
 #include "automata/sequencescreen.h"
 #include "rules/ruleset.h"
 
@@ -27,6 +28,9 @@ struct AtomPrefilter
     /// Sequence patterns' sequences, tagged with their pattern id, and the atoms of the covered groups' other
     /// patterns, tagged atomBase + atom index.
     SequenceScreen screen;
+    /// The entries beyond the first kMaxScreenEntries (where the screen's passes would multiply), but for runs
+    /// of one byte and entries without a key of two positions, which the screen keeps.
+    HashScreen hashScreen;
     uint32_t atomBase = 0;
     std::vector<int> atomGroup;      ///< per atom: its catalog group
     std::vector<int> atomLength;     ///< per atom: its length in bytes
@@ -88,7 +92,11 @@ struct AtomPrefilter
     /// prefilter.
     static bool suits(const Pattern &pattern, const PatternInfo &info);
 
+    /// Adds a sequence or atom to the screen, or beyond its kMaxScreenEntries to the hash screen.
+    void addEntry(const SequenceScreen::Sequence &sequence, uint32_t tag);
     /// Null when no group would be covered.
+    /// Entries of the screen from which on the hash screen takes them (every 16 cost the screen a pass).
+    static constexpr size_t kMaxScreenEntries = 160;
     static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog);
 };
 

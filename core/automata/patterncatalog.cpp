@@ -19,6 +19,7 @@
 #include "automata/atomprefilter.h"
 #include "automata/dfabuilder.h"
 #include "automata/dfacache.h"
+#include "automata/lazydfa.h"
 #include "util/parallel.h"
 #include "automata/nfa.h"
 #include "util/cachefile.h"
@@ -497,6 +498,79 @@ void writeGroupingHint(const QString &path, const std::vector<std::vector<int>> 
     writeCacheFile(path, text, QStringLiteral("????????????????.groups"), kMaxGroupingHints);
 }
 
+/// The tableless groups of a CPU-only catalog (CompileOptions::cpuOnly): the screened patterns in large groups
+/// (nothing walks them), the windowed ones kTablelessGroupSize at a time, bounded apart from unbounded, each with
+/// the LazyDfa its windows walk.
+void addTablelessGroups(PatternCatalog &catalog, const RuleSet &rules, const std::vector<int> &screenedOnly,
+                        const std::vector<int> &windowed, int threads)
+{
+    constexpr size_t kScreenedGroupSize = 4096;
+    std::vector<std::vector<int>> parts;
+    for (size_t i = 0; i < screenedOnly.size(); i += kScreenedGroupSize)
+        parts.emplace_back(screenedOnly.begin() + ptrdiff_t(i),
+                           screenedOnly.begin() + ptrdiff_t(std::min(screenedOnly.size(), i + kScreenedGroupSize)));
+    const size_t firstWindowed = parts.size();
+    for (bool bounded : { true, false }) {
+        std::vector<int> kind;
+        for (int p : windowed)
+            if ((catalog.patterns[size_t(p)].maxLength >= 0) == bounded)
+                kind.push_back(p);
+        for (size_t i = 0; i < kind.size(); i += PatternCatalog::kTablelessGroupSize)
+            parts.emplace_back(kind.begin() + ptrdiff_t(i),
+                               kind.begin() + ptrdiff_t(std::min(kind.size(), i + PatternCatalog::kTablelessGroupSize)));
+    }
+    std::vector<std::shared_ptr<const LazyDfa>> lazy(parts.size());
+    parallelFor(parts.size() - firstWindowed, threads, [&](size_t k, int) {
+        std::vector<DfaBuilder::Input> inputs;
+        for (int p : parts[firstWindowed + k])
+            inputs.push_back({ &rules.patterns[size_t(p)].regex, p });
+        lazy[firstWindowed + k] = std::make_shared<const LazyDfa>(inputs);
+    });
+    for (size_t k = 0; k < parts.size(); ++k) {
+        DfaGroup group;
+        group.tableless = true;
+        group.lazy = std::move(lazy[k]);
+        group.patterns = parts[k];
+        for (int p : group.patterns) {
+            const int len = catalog.patterns[size_t(p)].maxLength;
+            catalog.patterns[size_t(p)].group = int(catalog.groups.size());
+            group.maxMatchLength = len < 0 || group.maxMatchLength < 0 ? -1 : std::max(group.maxMatchLength, len);
+        }
+        catalog.groups.push_back(std::move(group));
+    }
+}
+
+/// A tableless group the prefilter could not cover (it never should: the same tests chose its patterns) gets
+/// its DFA after all, so that nothing is lost; a pattern of it that explodes is rejected.
+bool buildUncoveredTables(PatternCatalog &catalog, const RuleSet &rules, std::vector<QString> &rejected,
+                          int patternBudget)
+{
+    bool changed = false;
+    for (size_t g = 0; g < catalog.groups.size(); ++g) {
+        DfaGroup &group = catalog.groups[g];
+        if (!group.tableless || (catalog.prefilter && catalog.prefilter->covers(int(g))))
+            continue;
+        std::vector<DfaBuilder::Input> inputs;
+        for (int p : group.patterns)
+            inputs.push_back({ &rules.patterns[size_t(p)].regex, p });
+        DfaBuilder::Result r = DfaBuilder::build(inputs, patternBudget);
+        changed = true;
+        group.tableless = false;
+        group.lazy.reset();
+        if (!r.exceededBudget) {
+            group.dfa = std::move(r.dfa);
+            continue;
+        }
+        for (int p : group.patterns) {
+            rejected[size_t(p)] = QLatin1String("pattern ") + rules.patterns[size_t(p)].id
+                + QLatin1String(" explodes past ") + QString::number(patternBudget) + QLatin1String(" DFA states");
+            catalog.patterns[size_t(p)].group = -1;
+        }
+        group.patterns.clear();
+    }
+    return changed;
+}
+
 } // namespace
 
 size_t PatternCatalog::tableBytes() const
@@ -505,6 +579,11 @@ size_t PatternCatalog::tableBytes() const
     for (const DfaGroup &g : groups)
         sum += g.dfa.tableBytes();
     return sum;
+}
+
+size_t PatternCatalog::tablelessGroups() const
+{
+    return size_t(std::count_if(groups.begin(), groups.end(), [](const DfaGroup &g) { return g.tableless; }));
 }
 
 int PatternCatalog::maxBoundedMatchLength() const
@@ -565,6 +644,25 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         c.literal = literalLike(regex, regex.root, &c.key);
         c.estimate = c.literal ? int64_t(c.key.size()) + 1 : 0;
         candidates.push_back(std::move(c));
+    }
+
+    // For the CPU engine alone, what its prefilter finds needs no DFA: tableless groups, built below.
+    std::vector<int> screenedOnly, windowed;
+    if (options.cpuOnly) {
+        std::vector<Candidate> rest;
+        for (Candidate &c : candidates) {
+            const Pattern &pattern = rules.patterns[size_t(c.pattern)];
+            const PatternInfo &info = catalog.patterns[size_t(c.pattern)];
+            // An xor string's windows want the prefilter's xor atoms, of which it keeps a few: DFA groups.
+            const bool xorForms = pattern.yara && !pattern.yara->xorForms.empty();
+            if (!AtomPrefilter::sequencesOf(pattern.regex, info).empty())
+                screenedOnly.push_back(c.pattern);
+            else if (!xorForms && AtomPrefilter::suitsWindows(pattern, info))
+                windowed.push_back(c.pattern);
+            else
+                rest.push_back(std::move(c));
+        }
+        candidates = std::move(rest);
     }
 
     // Every pattern that could explode is built alone first, under the per-pattern budget. The slow ones come
@@ -692,6 +790,15 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     // A hint must name every candidate; one rejected while grouping (a literal over the budget) is in no group.
     if (!hintPath.isEmpty() && !catalog.groupedFromHint && grouped == candidates.size())
         writeGroupingHint(hintPath, grouping);
+    addTablelessGroups(catalog, rules, screenedOnly, windowed, threads);
+    catalog.prefilter = AtomPrefilter::build(rules, catalog);
+    if (buildUncoveredTables(catalog, rules, rejected, patternBudget)) {
+        std::erase_if(catalog.groups, [](const DfaGroup &g) { return g.patterns.empty(); });
+        for (size_t g = 0; g < catalog.groups.size(); ++g)
+            for (int p : catalog.groups[g].patterns)
+                catalog.patterns[size_t(p)].group = int(g);
+        catalog.prefilter = AtomPrefilter::build(rules, catalog);
+    }
 
     for (size_t i = 0; i < rejected.size(); ++i) {
         if (rejected[i].isEmpty())
@@ -710,7 +817,6 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         catalog.rejections.push_back(std::move(r));
     }
 
-    catalog.prefilter = AtomPrefilter::build(rules, catalog);
     catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
     return catalog;
 }

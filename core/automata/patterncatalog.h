@@ -13,11 +13,17 @@
 namespace Hitscope {
 
 struct AtomPrefilter;
+class LazyDfa;
 
 /// A set of patterns merged into one DFA.
 struct DfaGroup
 {
     Dfa dfa;
+    /// A group of a catalog for the CPU engine alone (CompileOptions::cpuOnly) has no tables: its patterns are
+    /// found by the atom prefilter, whole or by their atoms, and `lazy` (when some are found by atoms) is
+    /// walked in the windows around those, built as it is walked.
+    bool tableless = false;
+    std::shared_ptr<const LazyDfa> lazy;
     std::vector<int> patterns; ///< global pattern ids in this group
     /// Longest match of any pattern here, -1 if some pattern is unbounded. Bounded groups are scanned in
     /// overlapping segments; unbounded groups over whole files (state carried from chunk to chunk).
@@ -54,6 +60,12 @@ struct CompileOptions
     /// the patterns' own DFAs (each alone, to find those that explode).
     /// Empty: no hints.
     QString groupingHintDir;
+    /// The catalog is for the CPU engine alone: patterns its atom prefilter can find (whole, or by their atoms
+    /// and a walk of the windows around them) are put in tableless groups of kTablelessGroupSize, whose windows
+    /// are walked by a LazyDfa. Compiling them then costs their atoms and NFAs, linear in the rule text, with
+    /// no DFA built at all and none rejected for its size. Only the patterns without good atoms get DFA groups.
+    /// The GPU engine needs every table: it refuses such a catalog.
+    bool cpuOnly = false;
 };
 
 /**
@@ -73,6 +85,11 @@ struct PatternCatalog
     int solosFromCache = 0;       ///< single-pattern builds (explosion checks, relaxations) read from there
 
     size_t tableBytes() const;
+    /// Groups without tables (CompileOptions::cpuOnly).
+    size_t tablelessGroups() const;
+    /// Patterns per tableless group: windows open for a group where any of its patterns' atoms occurs, and
+    /// the CPU engine keeps a bit per group and 64 bytes of a batch.
+    static constexpr size_t kTablelessGroupSize = 64;
     /// Changes whenever the tables change (the GPU engine's test for tables it has uploaded). Computed on each
     /// call: it hashes every table, which a CPU scan need not pay for at start-up.
     uint64_t fingerprint() const;

@@ -9,6 +9,9 @@
 
 #include "automata/atomextractor.h"
 #include "automata/atomprefilter.h"
+#include "automata/lazydfa.h"
+#include "automata/patterncatalog.h"
+#include "cpu/lazycaches.h"
 #include "cpu/xorscreen.h"
 #include "util/parallel.h"
 
@@ -391,6 +394,8 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
     scratch.shared.clear();
     pre.screen.scan(bf.at(batch.haystack.get(), begin), seg.scanEnd - begin, markBegin - begin, seg.ownEnd - begin,
                     scratch.matches, scratch.runs);
+    pre.hashScreen.scan(bf.at(batch.haystack.get(), begin), seg.scanEnd - begin, markBegin - begin,
+                        seg.ownEnd - begin, scratch.matches);
     if (counted && scratch.counts.size() < pre.screened.size())
         scratch.counts.assign(pre.screened.size(), 0);
     auto add = [&](uint32_t pattern, int64_t firstEnd, int64_t lastEnd) {
@@ -441,9 +446,84 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
     scratch.counting.clear();
 }
 
+/**
+ * One walk of a tableless group's LazyDfa over windows [first, last) of one batch file, in order, as DfaWalker
+ * walks a group's DFA over them: on past a window's end while a match is in progress, up to the cap, taking in
+ * the windows it reaches, and otherwise from the start state of the next. Reports as DfaWalker does.
+ */
+template<typename Window>
+void walkLazyWindows(LazyDfa::Cache &cache, const Window *windows, size_t first, size_t last, const BatchFile &bf,
+                     uint32_t batchFile, const uint8_t *haystack, const uint8_t *counted, const uint8_t *screened,
+                     std::vector<RawHit> &hits, std::vector<RawCount> &counts)
+{
+    uint32_t countedPattern = UINT32_MAX;
+    int64_t countedEnds = 0;
+    auto flushCount = [&] {
+        if (countedEnds > 0)
+            counts.push_back({ batchFile, countedPattern, countedEnds });
+        countedEnds = 0;
+        countedPattern = UINT32_MAX;
+    };
+    auto add = [&](uint32_t pattern, int64_t end) {
+        if (end < bf.ownBegin || end >= bf.ownEnd || (screened && screened[pattern]))
+            return;
+        if (!counted || !counted[pattern]) {
+            hits.push_back({ batchFile, pattern, end });
+            return;
+        }
+        if (countedPattern != pattern) {
+            flushCount();
+            countedPattern = pattern;
+        }
+        ++countedEnds;
+    };
+    auto startAt = [&](int64_t pos) {
+        if (pos == 0)
+            return cache.start(Dfa::AtFileStart);
+        return cache.start(isWordByte(*bf.at(haystack, pos - 1)) ? Dfa::AfterWord : Dfa::AfterNonWord);
+    };
+    size_t next = first;
+    const Window *win = &windows[next++];
+    int64_t pos = win->begin, end = win->end, cap = win->cap;
+    uint32_t s = startAt(pos);
+    for (;;) {
+        const uint8_t *data = bf.at(haystack, 0);
+        for (; pos < end; ++pos) {
+            s = cache.next(s, data[pos]);
+            if (cache.reports(s)) [[unlikely]] {
+                for (const uint32_t *e = cache.entriesBegin(s); e != cache.entriesEnd(s); ++e) {
+                    const Dfa::AcceptKind kind = Dfa::entryKind(*e);
+                    if (kind != Dfa::Eof)
+                        add(Dfa::entryPattern(*e), kind == Dfa::Now ? pos : pos - 1);
+                }
+            }
+        }
+        if (pos < cap && !cache.idle(s)) {
+            end = std::min(cap, pos + 64);
+            for (; next < last && windows[next].begin <= end; ++next) {
+                end = std::max(end, windows[next].end);
+                cap = std::max(cap, windows[next].cap);
+            }
+            continue;
+        }
+        if (next == last)
+            break;
+        win = &windows[next++];
+        pos = win->begin;
+        end = win->end;
+        cap = win->cap;
+        s = startAt(pos);
+    }
+    if (end == bf.fileSize)
+        for (const uint32_t *e = cache.entriesBegin(s); e != cache.entriesEnd(s); ++e)
+            if (Dfa::entryKind(*e) == Dfa::Eof)
+                add(Dfa::entryPattern(*e), bf.fileSize - 1);
+    flushCount();
+}
+
 /// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
 void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
-                 const AtomMarks &marks, int threads, const uint8_t *counted,
+                 const AtomMarks &marks, int threads, const uint8_t *counted, LazyCaches &lazyCaches,
                  std::vector<std::vector<RawHit>> &perThread, std::vector<std::vector<RawCount>> &perThreadCounts)
 {
     constexpr int64_t kBlock = int64_t(1) << AtomMarks::kBlockShift;
@@ -532,6 +612,16 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
             const size_t end = std::min(runs.size(), i + kRunsPerTake);
             for (size_t j = i; j < end;) {
                 const int g = windows[runs[j].first].group;
+                if (const std::shared_ptr<const LazyDfa> &lazy = catalog.groups[size_t(g)].lazy) {
+                    LazyDfa::Cache &cache = lazyCaches.get(t, size_t(g), lazy);
+                    for (; j < end && windows[runs[j].first].group == g; ++j) {
+                        const uint32_t f = windows[runs[j].first].batchFile;
+                        walkLazyWindows(cache, windows.data(), runs[j].first, runs[j].last, batch.files[f], f,
+                                        haystack, counted, pre.screened.data(), perThread[size_t(t)],
+                                        perThreadCounts[size_t(t)]);
+                    }
+                    continue;
+                }
                 const Dfa &dfa = catalog.groups[size_t(g)].dfa;
                 walks.clear();
                 cursors.clear();
@@ -861,6 +951,13 @@ int64_t CpuEngine::preferredBatchBytes() const
     return hardwareThreads() <= 4 ? int64_t(8) << 20 : int64_t(32) << 20;
 }
 
+CpuEngine::CpuEngine()
+    : m_lazyCaches(std::make_unique<LazyCaches>())
+{
+}
+
+CpuEngine::~CpuEngine() = default;
+
 void CpuEngine::setCountedPatterns(const std::vector<bool> &counted)
 {
     m_counted.assign(counted.begin(), counted.end());
@@ -927,7 +1024,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     for (int g = pre ? kAtomPass : 0; g < int(catalog.groups.size()); ++g) {
         if (g >= 0 && (catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
             continue;
-        if (g == kAtomPass && pre->screen.empty() && pre->xorAtoms.empty())
+        if (g == kAtomPass && pre->screen.empty() && pre->hashScreen.empty() && pre->xorAtoms.empty())
             continue;
         // Runs of segments sized so that both threads get several and each keeps its lanes full.
         int first = 0;
@@ -1011,8 +1108,10 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                      chunk.unboundedIndex, result.carryOut);
     }
 
-    if (pre)
-        scanWindows(batch, catalog, *pre, *marks, threads, counted, perThread, perThreadCounts);
+    if (pre) {
+        m_lazyCaches->reserveThreads(threads);
+        scanWindows(batch, catalog, *pre, *marks, threads, counted, *m_lazyCaches, perThread, perThreadCounts);
+    }
 
     size_t total = 0;
     for (const auto &v : perThread)

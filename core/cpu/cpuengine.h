@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <memory>
+
 #include "scan/engine.h"
 
 namespace Hitscope {
+
+class LazyCaches;
 
 /**
  * The reference engine: walks the DFA tables the GPU uses, on all cores. With the catalog's atom prefilter,
@@ -29,12 +33,15 @@ public:
     /// so that a state is carried from chunk to chunk for every unbounded group, as by another engine: the
     /// GPU engine's fallback takes over the carry of GPU batches.
     void setAtomPrefilter(bool on) { m_atomPrefilter = on; }
+    CpuEngine();
+    ~CpuEngine() override;
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 
 private:
     std::vector<uint8_t> m_counted; ///< per pattern; empty: none counted
     bool m_atomPrefilter = true;
+    std::unique_ptr<LazyCaches> m_lazyCaches; ///< the windows' LazyDfa states, kept from batch to batch
 };
 
 } // namespace Hitscope

@@ -637,6 +637,13 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                      const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
     const auto t0 = Clock::now();
+    if (catalog.tablelessGroups() > 0) {
+        // Its patterns have no tables to upload, and the CPU fallback here runs without the prefilter that
+        // finds them: refused rather than scanned without them.
+        if (error)
+            *error = QStringLiteral("the rules were compiled for the CPU engine alone (CompileOptions::cpuOnly)");
+        return false;
+    }
     QString gpuError;
     // The batch that finds the device failed says so, and so does the first after a failed prepare(); the
     // batches after them run on the CPU engine without a word each.
