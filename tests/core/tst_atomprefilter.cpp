@@ -56,6 +56,16 @@ Hits scan(const RuleSet &rules, const PatternCatalog &catalog, const QString &di
     return TestUtil::cpuScanHits(rules, catalog, dir, params);
 }
 
+/// The catalog the CLI compiles for the CPU engine (CompileOptions::cpuOnly: what the prefilter finds has no DFA,
+/// windows walk LazyDfas), scanned as `scan` does.
+Hits cpuOnlyScan(const RuleSet &rules, const QString &dir, const LaunchParams *params = nullptr)
+{
+    CompileOptions options;
+    options.cpuOnly = true;
+    const PatternCatalog catalog = PatternCatalog::compile(rules, options);
+    return params ? TestUtil::cpuScanHits(rules, catalog, dir, *params) : scan(rules, catalog, dir);
+}
+
 } // namespace
 
 class TestAtomPrefilter : public QObject
@@ -134,6 +144,7 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
             QVERIFY(!without.empty());
             QCOMPARE(with.size(), without.size());
             QVERIFY(with == without);
+            QVERIFY(cpuOnlyScan(rules, c.dir) == without);
         }
     }
 
@@ -227,6 +238,8 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
         QVERIFY(without.size() > 300);
         QCOMPARE(with.size(), without.size());
         QVERIFY(with == without);
+        QVERIFY(cpuOnlyScan(rules, dir) == without);
+        QVERIFY(cpuOnlyScan(rules, edgeDir) == edgeWithout);
     }
 
     void windowsWithBoundariesAndYaraScanLimit()
@@ -305,6 +318,7 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QVERIFY2(longest > 3000, "no match near the scan limit: the test tests nothing");
         QCOMPARE(with.size(), without.size());
         QVERIFY(with == without);
+        QVERIFY(cpuOnlyScan(rules, dir) == without);
     }
 
     void windowsAtFileStartAndEnd()
@@ -341,6 +355,7 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         for (const auto &[path, pattern, offset, length] : without)
             QVERIFY(offset == 0 || offset + length == QFileInfo(QString::fromLocal8Bit(path)).size());
         QVERIFY(with == without);
+        QVERIFY(cpuOnlyScan(rules, dir) == without);
     }
 
     void atomsAcrossSegmentEdgesWithoutBoundedGroups()
@@ -373,6 +388,7 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QCOMPARE(without.size(), std::size(starts));
         QCOMPARE(with.size(), without.size());
         QVERIFY(with == without);
+        QVERIFY(cpuOnlyScan(rules, dir, &params) == without);
     }
 
     void xorStringsFoundByTheirDeltas()
@@ -440,6 +456,7 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QVERIFY(with == without);
         QCOMPARE(withLongSegments.size(), without.size());
         QVERIFY(withLongSegments == without);
+        QVERIFY(cpuOnlyScan(rules, dir) == without);
         // The plain text (key 0) at offset 100 is no match of xor(0x01-0xff), in either scan.
         int xorPattern = -1;
         for (size_t p = 0; p < rules.patterns.size(); ++p)
@@ -454,6 +471,108 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
             QVERIFY2(offset != 100, path.constData());
         }
         QVERIFY(xorHits > 100);
+    }
+
+    void thousandsOfStringsInTablelessGroups()
+    {
+        // A collection's worth of YARA strings (text, nocase, wide, hex with jumps and wildcards, regexes) in a
+        // CPU-only catalog: no DFA is built for any that the prefilter finds, most sequences go to the hash
+        // screen, windows walk LazyDfas of many groups. The matches must be those of full passes over DFAs.
+        QRandomGenerator rng(2024);
+        const QByteArray alphabet = "abcdefghijklmnopqrstuvwxyz0123456789_.";
+        auto word = [&](int n) {
+            QByteArray w;
+            for (int i = 0; i < n; ++i)
+                w += alphabet[int(rng.bounded(int(alphabet.size())))];
+            return w;
+        };
+        auto hexOf = [](const QByteArray &bytes) {
+            QByteArray h;
+            for (char ch : bytes)
+                h += QByteArray::number(uint8_t(ch), 16).rightJustified(2, '0').toUpper() + ' ';
+            return h;
+        };
+        QByteArray text;
+        std::vector<QByteArray> plants; // bytes that match some string, planted in the corpus
+        for (int r = 0; r < 700; ++r) {
+            text += "rule r" + QByteArray::number(r) + " { strings: ";
+            const int strings = 1 + int(rng.bounded(3));
+            for (int s = 0; s < strings; ++s) {
+                const QByteArray a = word(5 + int(rng.bounded(8))), b = word(4 + int(rng.bounded(4)));
+                text += "$s" + QByteArray::number(s) + " = ";
+                switch (rng.bounded(6)) {
+                case 0:
+                    text += '"' + a + "\" ";
+                    plants.push_back(a);
+                    break;
+                case 1:
+                    text += '"' + a + "\" nocase ";
+                    plants.push_back(a.toUpper());
+                    break;
+                case 2: {
+                    text += '"' + a + "\" wide ascii ";
+                    QByteArray wide;
+                    for (char ch : a)
+                        wide += QByteArray(1, ch) + QByteArray(1, '\0');
+                    plants.push_back(wide);
+                    break;
+                }
+                case 3:
+                    text += "{ " + hexOf(a) + "?? [0-" + QByteArray::number(1 + rng.bounded(40)) + "] " + hexOf(b) + "} ";
+                    plants.push_back(a + "x" + word(int(rng.bounded(8))) + b);
+                    break;
+                case 4:
+                    text += "/" + a + "[0-9]{1," + QByteArray::number(2 + rng.bounded(30)) + "}" + b + "/ ";
+                    plants.push_back(a + QByteArray::number(rng.bounded(100000)) + b);
+                    break;
+                default:
+                    text += "/\\b" + a + "(" + b + "|[a-z]+!)/ ";
+                    plants.push_back(" " + a + "xyz!");
+                }
+            }
+            text += "condition: any of them }\n";
+        }
+        QTemporaryDir tmp;
+        const QString rulesPath = tmp.filePath(QStringLiteral("many.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath, text));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        QVERIFY(rules.patterns.size() > 1000);
+
+        const QString dir = tmp.filePath(QStringLiteral("corpus"));
+        QVERIFY(QDir().mkpath(dir));
+        for (int f = 0; f < 4; ++f) {
+            QByteArray data(f == 0 ? (2 << 20) + 99 : 40000 + f * 1000, '\0');
+            for (char &ch : data)
+                ch = rng.bounded(3) == 0 ? char(rng.bounded(256)) : alphabet[int(rng.bounded(int(alphabet.size())))];
+            for (int k = 0; k < (f == 0 ? 3000 : 300); ++k) {
+                const QByteArray &p = plants[rng.bounded(quint32(plants.size()))];
+                data.replace(qsizetype(rng.bounded(quint32(data.size() - p.size()))), p.size(), p);
+            }
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
+        }
+
+        CompileOptions cpuOnly;
+        cpuOnly.cpuOnly = true;
+        const PatternCatalog tableless = PatternCatalog::compile(rules, cpuOnly);
+        QVERIFY(tableless.rejections.empty());
+        QVERIFY2(tableless.tablelessGroups() > 5, qPrintable(QString::number(tableless.tablelessGroups())));
+        QVERIFY(tableless.prefilter && tableless.prefilter->hashScreen.size() > 500);
+        size_t tables = 0;
+        for (const DfaGroup &g : tableless.groups)
+            tables += g.tableless ? 0 : 1;
+        QVERIFY2(tables <= 2, qPrintable(QString::number(tables)));
+
+        PatternCatalog full = PatternCatalog::compile(rules);
+        full.prefilter.reset();
+        const Hits expected = scan(rules, full, dir);
+        const Hits got = scan(rules, tableless, dir);
+        std::set<int> found;
+        for (const auto &hit : expected)
+            found.insert(std::get<1>(hit));
+        QVERIFY2(found.size() > rules.patterns.size() * 3 / 4, qPrintable(QString::number(found.size())));
+        QCOMPARE(got.size(), expected.size());
+        QVERIFY(got == expected);
     }
 };
 
