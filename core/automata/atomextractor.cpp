@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include "automata/bytefrequency.h"
+
 namespace Hitscope {
 
 namespace {
@@ -20,9 +22,15 @@ int positionBits(const ByteSet &set)
         return 0;
     int bits = 8 - int(std::ceil(std::log2(double(n))));
     if (n == 1) {
+        const int b = int(set._Find_first());
         for (int common : { 0x00, 0xff, 0x20, 0x0a, 0x90, 0xcc })
-            if (set.test(size_t(common)))
+            if (b == common)
                 bits -= 4;
+        // The opcode bytes of code are common too (8B 44 24 fills executables): no more than they tell. Letters
+        // and digits keep their 8 bits (text atoms are chosen among them anyway).
+        const bool alnum = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
+        if (!alnum)
+            bits = std::min(bits, int(std::floor(-std::log2(byteFrequency(b) / 256))));
     }
     return std::max(bits, 0);
 }

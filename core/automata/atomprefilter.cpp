@@ -107,7 +107,10 @@ bool AtomPrefilter::suits(const Pattern &pattern, const PatternInfo &info)
 
 void AtomPrefilter::addEntry(const SequenceScreen::Sequence &sequence, uint32_t tag)
 {
-    if (screen.size() < kMaxScreenEntries || isRun(sequence) || !hashScreen.add(sequence, tag))
+    // Entries without a key of four positions stay in the screen unless it has grown large already: in the hash
+    // screen each shorter key length costs every byte a look-up more.
+    const int minKeyLength = screen.size() < 4 * kMaxScreenEntries ? 4 : 2;
+    if (screen.size() < kMaxScreenEntries || isRun(sequence) || !hashScreen.add(sequence, tag, minKeyLength))
         screen.add(sequence, tag);
 }
 

@@ -29,8 +29,9 @@ public:
     /// Whether a sequence has a key of two or more positions (else SequenceScreen takes it).
     static bool suits(const Sequence &sequence);
     /// Adds a sequence that suits() (and returns false for one that does not); its matches carry `tag`. Call
-    /// build() after the last.
-    bool add(const Sequence &sequence, uint32_t tag);
+    /// build() after the last. `minKeyLength` 4: only a sequence with a key of four positions is taken (each
+    /// shorter key length costs every input byte another look-up: worth it only for many such sequences).
+    bool add(const Sequence &sequence, uint32_t tag, int minKeyLength = 2);
     void build();
     bool empty() const { return m_sequences.empty(); }
     size_t size() const { return m_sequences.size(); }
@@ -55,6 +56,8 @@ private:
         int shift = 32;                   ///< hash >> shift indexes the bitmap
         std::vector<uint64_t> bitmap;
         std::vector<uint32_t> keys;       ///< sorted, unique
+        std::vector<uint32_t> slots;      ///< open addressing by hash: key index + 1, 0 empty
+        uint32_t slotMask = 0;
         std::vector<uint32_t> firstEntry; ///< per key and one more: its range of `entries`
         std::vector<uint32_t> entries;    ///< sequence indices
         std::vector<std::pair<uint32_t, uint32_t>> pending; ///< (key, sequence) before build()

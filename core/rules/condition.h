@@ -50,6 +50,10 @@ public:
     /// Per rule-local string: how many of its matches the condition can tell apart. With at least that many,
     /// more change nothing (`$a` and `any of` need one, `#a > 5` six). kAllMatches where every one may matter.
     static constexpr int64_t kAllMatches = std::numeric_limits<int64_t>::max();
+    /// True when the condition is false for every file in which none of the rule's strings matched (`any of
+    /// them`, `$a and filesize < 1MB`, `#a > 2`): such a rule is decided without evaluating it in the files
+    /// where none did, which is most rules in most files of a large collection. False when unsure.
+    virtual bool needsAMatch() const { return false; }
     virtual std::vector<int64_t> matchesNeeded(size_t strings) const
     {
         return std::vector<int64_t>(strings, kAllMatches);

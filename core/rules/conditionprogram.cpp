@@ -92,6 +92,44 @@ std::vector<bool> ConditionProgram::stringsNeedingOffsets(size_t strings) const
     return needed;
 }
 
+bool ConditionProgram::needsAMatch() const
+{
+    return falseWithoutMatches(m_root);
+}
+
+bool ConditionProgram::falseWithoutMatches(int32_t i) const
+{
+    if (i < 0 || size_t(i) >= m_nodes.size())
+        return false;
+    const Node &n = m_nodes[size_t(i)];
+    auto isConst = [&](int32_t k, auto &&pred) {
+        return k >= 0 && size_t(k) < m_nodes.size() && m_nodes[size_t(k)].op == Op::Const && pred(m_nodes[size_t(k)].imm);
+    };
+    auto countOf = [&](int32_t k) {
+        return k >= 0 && size_t(k) < m_nodes.size() && m_nodes[size_t(k)].op == Op::Count && m_nodes[size_t(k)].b >= 0;
+    };
+    switch (n.op) {
+    case Op::Found:
+    case Op::FoundAt:
+    case Op::FoundIn:
+        return n.b >= 0; // a string of the loop variable's: not known here
+    case Op::Of:
+        // "all" (an undefined quantifier) of a non-empty set, or at least one; "none" and 0 hold without matches.
+        return n.c > 0 && isConst(n.a, [](int64_t q) { return q == U || q >= 1; });
+    case Op::Gt: // #a > k, k >= 0
+        return countOf(n.a) && isConst(n.b, [](int64_t k) { return k != U && k >= 0; });
+    case Op::Ge:
+    case Op::Eq: // #a >= k, #a == k, k >= 1
+        return countOf(n.a) && isConst(n.b, [](int64_t k) { return k != U && k >= 1; });
+    case Op::And:
+        return falseWithoutMatches(n.a) || falseWithoutMatches(n.b);
+    case Op::Or:
+        return falseWithoutMatches(n.a) && falseWithoutMatches(n.b);
+    default:
+        return false;
+    }
+}
+
 std::vector<int64_t> ConditionProgram::matchesNeeded(size_t strings) const
 {
     // A count compared with a constant c is decided by the first c + 1 matches; used any other way (arithmetic,

@@ -83,12 +83,15 @@ public:
     };
 
     ConditionProgram(std::vector<Node> nodes, std::vector<int32_t> lists, int32_t root);
+    /// Whether node i is false (or undefined, which a rule takes as false) when no string of the rule matched.
+    bool falseWithoutMatches(int32_t i) const;
 
     bool evaluate(const ConditionContext &context) const override;
     /// The condition's raw value (Undefined included): what YARA leaves on its stack before MATCH_RULE.
     int64_t value(const ConditionContext &context) const;
     std::vector<bool> stringsNeedingOffsets(size_t strings) const override;
     std::vector<int64_t> matchesNeeded(size_t strings) const override;
+    bool needsAMatch() const override;
 
     const std::vector<Node> &nodes() const { return m_nodes; }
     int32_t root() const { return m_root; }

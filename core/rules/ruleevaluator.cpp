@@ -79,6 +79,9 @@ RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejec
     : m_rules(rules)
 {
     m_disabled.assign(rules.rules.size(), 0);
+    m_needsMatch.assign(rules.rules.size(), 0);
+    for (size_t r = 0; r < rules.rules.size(); ++r)
+        m_needsMatch[r] = rules.rules[r].isYara() && rules.rules[r].condition->needsAMatch();
     for (int p : rejectedPatterns)
         m_disabled[size_t(rules.patterns[size_t(p)].ruleIndex)] = 1;
     m_localIndex.assign(rules.patterns.size(), -1);
@@ -167,9 +170,13 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
             m_result[r] = m_hit[r];
             continue;
         }
-        context.strings = &m_matches[r];
-        context.counts = &m_counts[r];
-        m_result[r] = !m_disabled[r] && rule.condition->evaluate(context) ? 1 : 0;
+        if (m_needsMatch[r] && !m_hit[r]) {
+            m_result[r] = 0;
+        } else {
+            context.strings = &m_matches[r];
+            context.counts = &m_counts[r];
+            m_result[r] = !m_disabled[r] && rule.condition->evaluate(context) ? 1 : 0;
+        }
         if (!m_result[r] && rule.isGlobal)
             m_failedGlobal[size_t(m_namespace[r])] = 1;
     }

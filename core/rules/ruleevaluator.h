@@ -50,6 +50,7 @@ private:
     std::vector<char> m_hit;        ///< per rule: a pattern hit (list rules)
     std::vector<char> m_failedGlobal; ///< per namespace
     std::vector<char> m_disabled;   ///< per rule
+    std::vector<char> m_needsMatch; ///< per rule: false where none of its strings matched (Condition::needsAMatch)
 };
 
 } // namespace Hitscope
