@@ -2,6 +2,7 @@
 #include "peers.h"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <hs/hs.h>
@@ -267,6 +269,65 @@ PeerResult runVectorscan(const std::vector<PeerPattern> &patterns, const std::ve
     for (auto &s : scratch)
         hs_free_scratch(s);
     hs_free_database(db);
+    return r;
+}
+
+PeerResult runCommand(const QString &program, const QStringList &args)
+{
+    PeerResult r;
+    std::vector<QByteArray> argv8 { QFile::encodeName(program) };
+    for (const QString &a : args)
+        argv8.push_back(QFile::encodeName(a));
+    std::vector<char *> argv;
+    for (QByteArray &a : argv8)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    QElapsedTimer t;
+    t.start();
+    // Closed on exec: reading it waits until the child is the new program (before, its memory is the bench's).
+    int execPipe[2];
+    if (::pipe2(execPipe, O_CLOEXEC) != 0) {
+        r.note = QStringLiteral("pipe failed");
+        return r;
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(execPipe[0]);
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    ::close(execPipe[1]);
+    if (pid < 0) {
+        ::close(execPipe[0]);
+        r.note = QStringLiteral("cannot start %1").arg(program);
+        return r;
+    }
+    char byte;
+    while (::read(execPipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::close(execPipe[0]);
+    // wait4's ru_maxrss would be the bench's own: a forked child starts with its parent's resident pages, and
+    // exec keeps that high-water mark. The new program's own mark (VmHWM) is read while it runs, every 2 ms.
+    int status = 0;
+    const QByteArray statusPath = "/proc/" + QByteArray::number(pid) + "/status";
+    for (;;) {
+        QFile f(QString::fromLatin1(statusPath));
+        if (f.open(QIODevice::ReadOnly))
+            for (const QByteArray &line : f.readAll().split('\n'))
+                if (line.startsWith("VmHWM:"))
+                    r.peakRssKiB = std::max<int64_t>(r.peakRssKiB, line.mid(6).trimmed().split(' ').front().toLongLong());
+        const pid_t done = ::waitpid(pid, &status, WNOHANG);
+        if (done == pid || done < 0)
+            break;
+        ::usleep(2000);
+    }
+    r.seconds = double(t.nsecsElapsed()) / 1e9;
+    // 2 is a finished scan that skipped something (rejected rules, for Hitscope).
+    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 2))
+        r.note = QStringLiteral("%1 failed (status %2)").arg(program).arg(status);
     return r;
 }
 

@@ -21,6 +21,7 @@ struct PeerResult
 {
     double seconds = 0;
     int64_t matches = 0; ///< match ends reported (Vectorscan) or matching lines printed (yara)
+    int64_t peakRssKiB = 0; ///< of a process run as a whole (runCommand)
     QString note;
 };
 
@@ -35,6 +36,10 @@ PeerResult readCeiling(const std::vector<QByteArray> &files, int threads);
 
 /// Vectorscan, one block-mode database for all patterns, files spread over `threads` threads.
 PeerResult runVectorscan(const std::vector<PeerPattern> &patterns, const std::vector<QByteArray> &files, int threads);
+
+/// A whole process, timed, with its peak resident memory (VmHWM, sampled every 2 ms while it runs); its output
+/// is discarded.
+PeerResult runCommand(const QString &program, const QStringList &args);
 
 /// `yara -r -p threads RULES DIR`, timed as a whole process.
 PeerResult runYara(const QString &yaraRules, const QString &dir, int threads);

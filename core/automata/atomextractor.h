@@ -26,8 +26,10 @@ public:
         int maxBefore = 0;
     };
 
-    /// At most this many positions per atom (YARA's atoms are 4 bytes too).
-    static constexpr int kMaxAtomLength = 4;
+    /// At most this many positions per atom. YARA's atoms are 4 bytes; longer ones cost the screens nothing
+    /// (they look for four positions of an atom and check the rest), and spare the windows of a long literal
+    /// the occurrences of its first four letters ("clas" for class.module.classLoader...).
+    static constexpr int kMaxAtomLength = 16;
 
     static Result extract(const Regex &regex, int maxAtoms = 1024);
 };

@@ -101,6 +101,25 @@ bool HashScreen::add(const Sequence &sequence, uint32_t tag, int minKeyLength)
         forEachByte(set, [&](int b) { w[size_t(b >> 6)] |= uint64_t(1) << (b & 63); });
         e.bits.push_back(w);
     }
+    if (e.length >= 8) {
+        int best = -1;
+        for (int o = 0; o + 8 <= e.length; ++o) {
+            int single = 0;
+            for (int j = o; j < o + 8; ++j)
+                single += sequence[size_t(j)].count() == 1 && (j < key.offset || j >= key.offset + key.length) ? 1 : 0;
+            if (single > best) {
+                best = single;
+                e.quickOffset = o;
+            }
+        }
+        for (int j = 0; j < 8; ++j) {
+            const ByteSet &set = sequence[size_t(e.quickOffset + j)];
+            if (set.count() == 1) {
+                e.quickMask |= uint64_t(0xff) << (8 * j);
+                e.quickValue |= uint64_t(set._Find_first()) << (8 * j);
+            }
+        }
+    }
     // Every exact string of the key, little-endian as the scan loads it.
     std::vector<uint32_t> values { 0 };
     for (int j = 0; j < key.length; ++j) {
@@ -200,6 +219,12 @@ void HashScreen::probe(const Table &t, uint32_t key, const uint8_t *data, int64_
         const int64_t end = start + e.length - 1;
         if (start < 0 || end >= n || end < from || end >= to)
             continue;
+        if (e.quickMask) {
+            uint64_t w;
+            std::memcpy(&w, data + start + e.quickOffset, 8);
+            if ((w & e.quickMask) != e.quickValue)
+                continue;
+        }
         if (verify(e, data + start))
             out.push_back({ e.tag, end });
     }

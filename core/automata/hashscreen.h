@@ -47,6 +47,10 @@ private:
         int length = 0;
         int keyOffset = 0;
         int keyLength = 0;
+        /// Eight positions outside the key, most of them single bytes: a candidate's one-load check before
+        /// the position-by-position one (keys in code are common, their neighbours less so together).
+        int quickOffset = 0;
+        uint64_t quickMask = 0, quickValue = 0;
         std::vector<std::array<uint64_t, 4>> bits; ///< per position: its bytes
     };
     /// One key length's tables: a bitmap of key hashes, and the exact keys sorted with their sequences.

@@ -73,6 +73,8 @@ void LazyDfa::Cache::ensureRow(uint32_t s)
         return;
     uint32_t *row = m_trans.data() + size_t(s) * m_numClasses;
     m_subset->processRow(s, row, m_scratch);
+    for (uint32_t c = 0; c < m_numClasses; ++c)
+        row[c] |= kPending;
     m_rowDone[s] = 1;
     m_entryBegin[s] = uint32_t(m_entries.size());
     bool reports = false;
@@ -108,16 +110,17 @@ uint32_t LazyDfa::Cache::room(uint32_t s)
 uint32_t LazyDfa::Cache::compute(uint32_t s, uint8_t b)
 {
     // Every state handed out has its row (and so its entries): s has, its target may not.
-    uint32_t t = m_trans[size_t(s) * m_numClasses + m_byteClass[b]];
-    if (t == kUnknown) {
-        s = room(s);
-        ensureRow(s);
-        t = m_trans[size_t(s) * m_numClasses + m_byteClass[b]];
-    }
+    uint32_t *slot = &m_trans[size_t(s) * m_numClasses + m_byteClass[b]];
+    uint32_t t = *slot & ~kPending;
     if (!m_rowDone[t]) {
+        const size_t before = m_resets;
         t = room(t);
         ensureRow(t);
+        // A reset forgot s and its row, slot included.
+        slot = m_resets == before ? &m_trans[size_t(s) * m_numClasses + m_byteClass[b]] : nullptr;
     }
+    if (slot)
+        *slot = t | (m_reports[t] ? kReports : 0);
     return t;
 }
 

@@ -43,13 +43,24 @@ public:
         Cache &operator=(const Cache &) = delete;
 
         uint32_t start(int ctx) const;
-        /// The state after byte `b` from state `s`. May forget every other state (see LazyDfa): ids the caller
+        /// The state after byte `b` from state `s` (no kReports bit). May forget every other state (see LazyDfa): ids the caller
         /// kept from before are then stale, start() gives new ones.
         uint32_t next(uint32_t s, uint8_t b)
         {
             const uint32_t t = m_trans[size_t(s) * m_numClasses + m_byteClass[b]];
-            return t != kUnknown && m_rowDone[t] ? t : compute(s, b);
+            return !(t & kPending) ? t & kStateMask : compute(s, b);
         }
+        /// next() with the state's reports() in bit kReports: one look-up a byte.
+        uint32_t step(uint32_t s, uint8_t b)
+        {
+            const uint32_t t = m_trans[size_t(s) * m_numClasses + m_byteClass[b]];
+            if (!(t & kPending))
+                return t;
+            const uint32_t u = compute(s, b);
+            return u | (m_reports[u] ? kReports : 0);
+        }
+        static constexpr uint32_t kReports = 0x40000000u;
+        static constexpr uint32_t kStateMask = 0x3fffffffu;
         /// The entries of a state start() or next() gave (Dfa::entry with global pattern ids, sorted by kind).
         const uint32_t *entriesBegin(uint32_t s) const { return m_entries.data() + m_entryBegin[s]; }
         const uint32_t *entriesEnd(uint32_t s) const { return m_entries.data() + m_entryEnd[s]; }
@@ -64,6 +75,9 @@ public:
         static constexpr size_t kDefaultCacheBytes = size_t(2) << 20;
 
     private:
+        /// A transition whose target's row is not known yet (or not known to be: the row may have been computed
+        /// through another transition): compute() looks, and stores the target with its kReports bit.
+        static constexpr uint32_t kPending = 0x80000000u;
         static constexpr uint32_t kUnknown = UINT32_MAX;
         uint32_t compute(uint32_t s, uint8_t b);
         void ensureRow(uint32_t s);

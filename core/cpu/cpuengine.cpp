@@ -489,8 +489,9 @@ void walkLazyWindows(LazyDfa::Cache &cache, const Window *windows, size_t first,
     for (;;) {
         const uint8_t *data = bf.at(haystack, 0);
         for (; pos < end; ++pos) {
-            s = cache.next(s, data[pos]);
-            if (cache.reports(s)) [[unlikely]] {
+            s = cache.step(s, data[pos]);
+            if (s & LazyDfa::Cache::kReports) [[unlikely]] {
+                s &= LazyDfa::Cache::kStateMask;
                 for (const uint32_t *e = cache.entriesBegin(s); e != cache.entriesEnd(s); ++e) {
                     const Dfa::AcceptKind kind = Dfa::entryKind(*e);
                     if (kind != Dfa::Eof)
