@@ -141,12 +141,17 @@ private:
                     const std::vector<ByteSet> head = edge(elements[j].node, false, depth + 1);
                     run.insert(run.end(), head.begin(), head.end());
                 }
+                // Each position's bits once: runs of hex strings are hundreds of positions, windows 16.
+                std::vector<int> bits(run.size()), repeated(run.size());
+                for (size_t k = 0; k < run.size(); ++k) {
+                    bits[k] = positionBits(run[k]);
+                    repeated[k] = k > 0 && run[k] == run[k - 1] && run[k].count() == 1 ? kRepeatedByteBits : bits[k];
+                }
                 for (size_t w = 0; w < run.size(); ++w) {
                     const size_t len = std::min<size_t>(AtomExtractor::kMaxAtomLength, run.size() - w);
-                    int q = 0;
-                    for (size_t k = w; k < w + len; ++k)
-                        q += k > w && run[k] == run[k - 1] && run[k].count() == 1 ? kRepeatedByteBits
-                                                                                 : positionBits(run[k]);
+                    int q = bits[w];
+                    for (size_t k = w + 1; k < w + len; ++k)
+                        q += repeated[k];
                     if (q > best.quality) {
                         best.atoms = { Atom(run.begin() + std::ptrdiff_t(w), run.begin() + std::ptrdiff_t(w + len)) };
                         best.quality = q;
