@@ -110,7 +110,7 @@ void AtomPrefilter::addEntry(const SequenceScreen::Sequence &sequence, uint32_t 
     // Entries without a key of four positions stay in the screen unless it has grown large already: in the hash
     // screen each shorter key length costs every byte a look-up more.
     const int minKeyLength = screen.size() < 4 * kMaxScreenEntries ? 4 : 2;
-    if (screen.size() < kMaxScreenEntries || isRun(sequence) || !hashScreen.add(sequence, tag, minKeyLength))
+    if (screen.size() < screenBudget || isRun(sequence) || !hashScreen.add(sequence, tag, minKeyLength))
         screen.add(sequence, tag);
 }
 
@@ -123,6 +123,11 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
     pre->groupReach.assign(catalog.groups.size(), 0);
     pre->screened.assign(rules.patterns.size(), 0);
     pre->atomBase = uint32_t(rules.patterns.size());
+    size_t tableless = 0;
+    for (const DfaGroup &g : catalog.groups)
+        tableless += g.tableless ? g.patterns.size() : 0;
+    if (tableless > 4 * kMaxScreenEntries)
+        pre->screenBudget = kScreenEntriesBesideHash;
     // Segments overlap by the longest bounded match: a screened match must fit in that overlap, wherever its
     // group is.
     const int overlapHolds = catalog.maxBoundedMatchLength();

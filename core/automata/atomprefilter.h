@@ -97,6 +97,10 @@ struct AtomPrefilter
     /// Null when no group would be covered.
     /// Entries of the screen from which on the hash screen takes them (every 16 cost the screen a pass).
     static constexpr size_t kMaxScreenEntries = 160;
+    /// The screen's entries where the hash screen will hold thousands anyway: it then costs its passes for
+    /// little (its sequences would cost the hash screen no more).
+    static constexpr size_t kScreenEntriesBesideHash = 32;
+    size_t screenBudget = kMaxScreenEntries;
     static std::shared_ptr<const AtomPrefilter> build(const RuleSet &rules, const PatternCatalog &catalog);
 };
 

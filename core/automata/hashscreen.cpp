@@ -156,6 +156,11 @@ void HashScreen::build()
         }
         t.firstEntry.push_back(uint32_t(t.entries.size()));
         t.pending = {};
+        t.quick.clear();
+        for (uint32_t i : t.entries) {
+            const Entry &e = m_sequences[i];
+            t.quick.push_back({ e.quickMask, e.quickValue, -e.keyOffset, e.quickOffset, e.length });
+        }
         if (t.keys.empty()) {
             t.bitmap.clear();
             continue;
@@ -177,7 +182,7 @@ void HashScreen::build()
             uint32_t s = hash(t.keys[k]) & t.slotMask;
             while (t.slots[s])
                 s = (s + 1) & t.slotMask;
-            t.slots[s] = k + 1;
+            t.slots[s] = uint64_t(t.keys[k]) << 32 | (k + 1);
         }
     }
 }
@@ -186,8 +191,8 @@ size_t HashScreen::bytes() const
 {
     size_t sum = 0;
     for (const Table &t : m_tables)
-        sum += t.bitmap.size() * 8 + t.keys.size() * 4 + t.slots.size() * 4 + t.firstEntry.size() * 4
-            + t.entries.size() * 4;
+        sum += t.bitmap.size() * 8 + t.keys.size() * 4 + t.slots.size() * 8 + t.firstEntry.size() * 4
+            + t.entries.size() * 4 + t.quick.size() * sizeof(Table::Quick);
     for (const Entry &e : m_sequences)
         sum += e.bits.size() * 32 + sizeof(Entry);
     return sum;
@@ -206,25 +211,27 @@ void HashScreen::probe(const Table &t, uint32_t key, const uint8_t *data, int64_
 {
     size_t k = 0;
     for (uint32_t s = hash(key) & t.slotMask;; s = (s + 1) & t.slotMask) {
-        if (!t.slots[s])
+        const uint64_t slot = t.slots[s];
+        if (!slot)
             return;
-        if (t.keys[t.slots[s] - 1] == key) {
-            k = t.slots[s] - 1;
+        if (uint32_t(slot >> 32) == key) {
+            k = uint32_t(slot) - 1;
             break;
         }
     }
     for (uint32_t i = t.firstEntry[k]; i < t.firstEntry[k + 1]; ++i) {
-        const Entry &e = m_sequences[t.entries[i]];
-        const int64_t start = p - e.keyOffset;
-        const int64_t end = start + e.length - 1;
+        const Table::Quick &q = t.quick[i];
+        const int64_t start = p + q.start;
+        const int64_t end = start + q.length - 1;
         if (start < 0 || end >= n || end < from || end >= to)
             continue;
-        if (e.quickMask) {
+        if (q.mask) {
             uint64_t w;
-            std::memcpy(&w, data + start + e.quickOffset, 8);
-            if ((w & e.quickMask) != e.quickValue)
+            std::memcpy(&w, data + start + q.offset, 8);
+            if ((w & q.mask) != q.value)
                 continue;
         }
+        const Entry &e = m_sequences[t.entries[i]];
         if (verify(e, data + start))
             out.push_back({ e.tag, end });
     }

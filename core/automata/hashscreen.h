@@ -60,10 +60,20 @@ private:
         int shift = 32;                   ///< hash >> shift indexes the bitmap
         std::vector<uint64_t> bitmap;
         std::vector<uint32_t> keys;       ///< sorted, unique
-        std::vector<uint32_t> slots;      ///< open addressing by hash: key index + 1, 0 empty
+        /// Open addressing by hash: key << 32 | (key index + 1), 0 empty (the key beside its index: one load).
+        std::vector<uint64_t> slots;
         uint32_t slotMask = 0;
         std::vector<uint32_t> firstEntry; ///< per key and one more: its range of `entries`
         std::vector<uint32_t> entries;    ///< sequence indices
+        /// Per entry, what its quick check reads, so that a candidate that fails it touches no Entry.
+        struct Quick
+        {
+            uint64_t mask = 0, value = 0;
+            int32_t start = 0;  ///< of the sequence, from the key (-keyOffset)
+            int32_t offset = 0; ///< of the eight bytes checked, from the sequence's start
+            int32_t length = 0;
+        };
+        std::vector<Quick> quick;
         std::vector<std::pair<uint32_t, uint32_t>> pending; ///< (key, sequence) before build()
         uint32_t mask() const { return keyLength == 4 ? 0xffffffffu : (1u << (8 * keyLength)) - 1; }
     };
