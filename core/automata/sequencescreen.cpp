@@ -354,6 +354,22 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t candidatesVbmi(co
 
 /// The first offset from `at` (a multiple of 8) on where an 8-byte word at a multiple of 8 is `all`, four
 /// words at a time; or where fewer than 32 bytes are left.
+/// The first offset from `at` where two bytes `c` follow each other (where a shorter run may start), or
+/// where fewer than 33 bytes are left: what lies before it holds no run of two.
+__attribute__((target("avx2"))) int64_t nextPairAvx2(const uint8_t *data, int64_t at, int64_t n, uint8_t c)
+{
+    const __m256i pattern = _mm256_set1_epi8(char(c));
+    for (; at + 33 <= n; at += 32) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + at));
+        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + at + 1));
+        const unsigned m = unsigned(_mm256_movemask_epi8(
+            _mm256_and_si256(_mm256_cmpeq_epi8(v, pattern), _mm256_cmpeq_epi8(w, pattern))));
+        if (m)
+            return at + std::countr_zero(m);
+    }
+    return at;
+}
+
 __attribute__((target("avx2"))) int64_t nextWordAvx2(const uint8_t *data, int64_t at, int64_t n, uint64_t all)
 {
     const __m256i pattern = _mm256_set1_epi64x(int64_t(all));
@@ -583,6 +599,11 @@ void SequenceScreen::build()
     std::vector<int> anchored;
     for (int i = 0; i < int(m_sequences.size()); ++i)
         (m_sequences[size_t(i)].runByte >= 0 ? m_runs : anchored).push_back(i);
+    // Runs of one byte together, the shortest first: findRuns makes one pass per byte, not per sequence.
+    std::stable_sort(m_runs.begin(), m_runs.end(), [&](int a, int b) {
+        const Entry &x = m_sequences[size_t(a)], &y = m_sequences[size_t(b)];
+        return std::pair(x.runByte, x.length) < std::pair(y.runByte, y.length);
+    });
     // Sequences with the same anchor (a hex string's jump made into several lengths, say) take one place.
     auto anchorOf = [&](int i) {
         const Entry &e = m_sequences[size_t(i)];
@@ -678,8 +699,12 @@ void SequenceScreen::verifyCandidates(const Layout &layout, const Candidate *c, 
 void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int64_t to, std::vector<Run> &runs,
                               Isa isa) const
 {
-    for (int i : m_runs) {
-        const Entry &e = m_sequences[size_t(i)];
+    for (size_t g = 0; g < m_runs.size();) {
+        // The sequences of one byte, shortest first (build()): the first decides the words looked at.
+        size_t groupEnd = g;
+        while (groupEnd < m_runs.size() && m_sequences[size_t(m_runs[groupEnd])].runByte == m_sequences[size_t(m_runs[g])].runByte)
+            ++groupEnd;
+        const Entry &e = m_sequences[size_t(m_runs[g])];
         const uint8_t c = uint8_t(e.runByte);
         // A run of at least `length` bytes holds a whole word of `word` bytes at an offset divisible by `word`
         // when word <= (length + 1) / 2: only those words are looked at until one is all `c`.
@@ -691,6 +716,12 @@ void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int6
 #ifdef HITSCOPE_SCREEN_X86
             if (word == 8 && isa != Isa::Scalar) {
                 at = nextWordAvx2(data, at, n, all);
+                if (at + word > n)
+                    break;
+            } else if (isa != Isa::Scalar) {
+                // Short runs are looked for a word of two or four at a time: first skip to where two bytes c
+                // meet, back to the word that holds the first of them.
+                at = nextPairAvx2(data, at, n, c) / word * word;
                 if (at + word > n)
                     break;
             }
@@ -715,12 +746,18 @@ void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int6
             }
             while (end < n && data[end] == c)
                 ++end;
-            const int64_t first = std::max(begin + e.length - 1, from);
-            const int64_t last = std::min(end - 1, to - 1);
-            if (first <= last)
-                runs.push_back({ e.tag, first, last });
+            for (size_t k = g; k < groupEnd; ++k) {
+                const Entry &s = m_sequences[size_t(m_runs[k])];
+                if (end - begin < s.length)
+                    break; // the others are longer still
+                const int64_t first = std::max(begin + s.length - 1, from);
+                const int64_t last = std::min(end - 1, to - 1);
+                if (first <= last)
+                    runs.push_back({ s.tag, first, last });
+            }
             at = (end / word + 1) * word;
         }
+        g = groupEnd;
     }
 }
 

@@ -176,6 +176,9 @@ private Q_SLOTS:
             sequences.push_back(s);
         }
         sequences.push_back(Sequence(16, ByteSet().set(0))); // sixteen zero bytes
+        // Runs of one byte in several lengths, found in one pass for the byte: each must still end where it can.
+        for (int length : { 4, 7, 9, 31 })
+            sequences.push_back(Sequence(size_t(length), ByteSet().set(0)));
         sequences.push_back(Sequence(5, ByteSet().set('z')));
 
         SequenceScreen screen;
