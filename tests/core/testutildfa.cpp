@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "testutildfa.h"
 
+#include <QStringBuilder>
+
+#include "testutilregex.h"
+
 #include "automata/regex.h"
 
 using Hitscope::Dfa;
@@ -98,6 +102,23 @@ QByteArray checkDfaTables(const Dfa &dfa)
                 return "dead state leaves itself";
     }
     return {};
+}
+
+std::vector<Hitscope::DfaBuilder::Input> PatternGroup::inputs() const
+{
+    std::vector<Hitscope::DfaBuilder::Input> in;
+    for (size_t i = 0; i < regexes.size(); ++i)
+        in.push_back({ &regexes[i], ids[i] });
+    return in;
+}
+
+QByteArray PatternGroup::describe() const
+{
+    QByteArray s;
+    for (size_t i = 0; i < regexes.size(); ++i)
+        s += "  #" + QByteArray::number(ids[i]) + " "
+            + (regexes[i].isValid() ? describeRegex(regexes[i], regexes[i].root) : QByteArray("<invalid>")) + "\n";
+    return s;
 }
 
 } // namespace TestUtil

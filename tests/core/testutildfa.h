@@ -7,8 +7,21 @@
 #include <QByteArray>
 
 #include "automata/dfa.h"
+#include "automata/dfabuilder.h"
+#include "automata/regex.h"
 
 namespace TestUtil {
+
+/// Patterns and their global ids, as automata are built from them; the regexes outlive the inputs.
+struct PatternGroup
+{
+    std::vector<Hitscope::Regex> regexes;
+    std::vector<int> ids;
+
+    std::vector<Hitscope::DfaBuilder::Input> inputs() const;
+    /// One line per pattern (its id and describeRegex()) for failure messages.
+    QByteArray describe() const;
+};
 
 /// One report of a DFA walk: a match of `pattern` ends at `end` (offset of its last byte).
 struct DfaHit

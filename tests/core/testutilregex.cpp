@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include <QByteArrayList>
 #include <QString>
 
 using Hitscope::Assertion;
@@ -381,6 +382,34 @@ Regex parseRegex(const char *pattern, bool caseless)
     if (!r.error.isEmpty())
         qFatal("bad test pattern %s", pattern);
     return std::move(r.regex);
+}
+
+QByteArray describeRegex(const Hitscope::Regex &re, int node)
+{
+    const Hitscope::Regex::Node &n = re.nodes[size_t(node)];
+    QByteArray s;
+    switch (n.type) {
+    case Hitscope::Regex::Node::Type::Empty:
+        return "()";
+    case Hitscope::Regex::Node::Type::Bytes:
+        s = "[";
+        for (int b = 0; b < 256; ++b)
+            if (n.bytes.test(size_t(b)))
+                s += (b >= 0x21 && b < 0x7f) ? QByteArray(1, char(b)) : "\\x" + QByteArray::number(b, 16);
+        return s.size() > 40 ? QByteArray("[" + QByteArray::number(int(n.bytes.count())) + " bytes]") : s + "]";
+    case Hitscope::Regex::Node::Type::Assert:
+        return QByteArrayList { "^", "$", "\\b", "\\B" }[int(n.assertion)];
+    case Hitscope::Regex::Node::Type::Concat:
+    case Hitscope::Regex::Node::Type::Alternate:
+        s = n.type == Hitscope::Regex::Node::Type::Concat ? "Cat(" : "Alt(";
+        for (size_t i = 0; i < n.children.size(); ++i)
+            s += (i ? "," : "") + describeRegex(re, n.children[i]);
+        return s + ")";
+    case Hitscope::Regex::Node::Type::Repeat:
+        return "(" + describeRegex(re, n.children.front()) + "){" + QByteArray::number(n.min) + ","
+            + QByteArray::number(n.max) + "}";
+    }
+    return s;
 }
 
 } // namespace TestUtil

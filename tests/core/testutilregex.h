@@ -38,6 +38,9 @@ QByteArray randomRegexSource(QRandomGenerator &rng, int depth, const QByteArray 
 /// A pattern the test knows to be valid, parsed (a bad one ends the test).
 Hitscope::Regex parseRegex(const char *pattern, bool caseless = false);
 
+/// A regex node as a short text (sets, Cat(...), Alt(...), repeats) for failure messages.
+QByteArray describeRegex(const Hitscope::Regex &re, int node);
+
 /// `len` bytes drawn uniformly from `alphabet`.
 QByteArray randomText(QRandomGenerator &rng, int len, const QByteArray &alphabet);
 

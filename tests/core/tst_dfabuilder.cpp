@@ -44,37 +44,10 @@ Regex parse(const QByteArray &source, bool caseless = false)
     return r.regex;
 }
 
-QByteArray describe(const Regex &re, int node)
-{
-    const Regex::Node &n = re.nodes[size_t(node)];
-    QByteArray s;
-    switch (n.type) {
-    case Type::Empty:
-        return "()";
-    case Type::Bytes:
-        s = "[";
-        for (int b = 0; b < 256; ++b)
-            if (n.bytes.test(size_t(b)))
-                s += (b >= 0x21 && b < 0x7f) ? QByteArray(1, char(b)) : "\\x" + QByteArray::number(b, 16);
-        return s.size() > 40 ? QByteArray("[" + QByteArray::number(int(n.bytes.count())) + " bytes]") : s + "]";
-    case Type::Assert:
-        return QByteArrayList { "^", "$", "\\b", "\\B" }[int(n.assertion)];
-    case Type::Concat:
-    case Type::Alternate:
-        s = n.type == Type::Concat ? "Cat(" : "Alt(";
-        for (size_t i = 0; i < n.children.size(); ++i)
-            s += (i ? "," : "") + describe(re, n.children[i]);
-        return s + ")";
-    case Type::Repeat:
-        return "(" + describe(re, n.children.front()) + "){" + QByteArray::number(n.min) + ","
-            + QByteArray::number(n.max) + "}";
-    }
-    return s;
-}
 
 QByteArray describe(const Regex &re)
 {
-    return re.isValid() ? describe(re, re.root) : QByteArray("<invalid>");
+    return re.isValid() ? TestUtil::describeRegex(re, re.root) : QByteArray("<invalid>");
 }
 
 /// Hits of a DFA over the whole text; fails the test on a duplicate report.
@@ -135,25 +108,7 @@ int minimalStateCount(const Dfa &dfa)
     }
 }
 
-struct Group
-{
-    std::vector<Regex> regexes;
-    std::vector<int> ids;
-    std::vector<DfaBuilder::Input> inputs() const
-    {
-        std::vector<DfaBuilder::Input> in;
-        for (size_t i = 0; i < regexes.size(); ++i)
-            in.push_back({ &regexes[i], ids[i] });
-        return in;
-    }
-    QByteArray describe() const
-    {
-        QByteArray s;
-        for (size_t i = 0; i < regexes.size(); ++i)
-            s += "  #" + QByteArray::number(ids[i]) + " " + ::describe(regexes[i]) + "\n";
-        return s;
-    }
-};
+using Group = TestUtil::PatternGroup;
 
 const QByteArrayList kAlphabets { "ab", "ab ", "a_ 1", "abc", "aA -" };
 

@@ -5,13 +5,11 @@
 #include <cstring>
 #include <iterator>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <QRandomGenerator>
 #include <QTest>
 
 #include "automata/hashscreen.h"
+#include "testutilguarded.h"
 #include "testutilregex.h"
 
 using namespace Hitscope;
@@ -104,33 +102,8 @@ Found window(const Found &all, int64_t from, int64_t to)
     return out;
 }
 
-/// A copy of `data` that ends where an unreadable page begins: a read past its end crashes the test.
-class Guarded
-{
-public:
-    explicit Guarded(const QByteArray &data)
-    {
-        const size_t page = size_t(sysconf(_SC_PAGESIZE));
-        m_size = (size_t(data.size()) + page - 1) / page * page + page;
-        m_base = static_cast<uint8_t *>(
-            mmap(nullptr, m_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-        if (m_base == MAP_FAILED || mprotect(m_base + m_size - page, page, PROT_NONE) != 0)
-            qFatal("no guarded buffer");
-        m_data = m_base + m_size - page - size_t(data.size());
-        std::memcpy(m_data, data.constData(), size_t(data.size()));
-    }
-    ~Guarded() { munmap(m_base, m_size); }
-    Guarded(const Guarded &) = delete;
-    Guarded &operator=(const Guarded &) = delete;
-    const uint8_t *data() const { return m_data; }
 
-private:
-    uint8_t *m_base = nullptr;
-    uint8_t *m_data = nullptr;
-    size_t m_size = 0;
-};
-
-Found scanned(const HashScreen &screen, const Guarded &data, int64_t n, int64_t from, int64_t to)
+Found scanned(const HashScreen &screen, const TestUtil::Guarded &data, int64_t n, int64_t from, int64_t to)
 {
     std::vector<HashScreen::Match> matches;
     screen.scan(data.data(), n, from, to, matches);
@@ -227,7 +200,7 @@ private Q_SLOTS:
         QVERIFY(screen.bytes() > 0);
         const Found all = bruteForce(sequences, data);
         QVERIFY(!all.empty());
-        const Guarded guarded(data);
+        const TestUtil::Guarded guarded(data);
         const int64_t n = data.size();
         for (int64_t from = 0; from <= n; ++from) {
             for (int64_t to = from; to <= n + 2; ++to) {
@@ -270,7 +243,7 @@ private Q_SLOTS:
         screen.build();
         // The refused ones are not found, the taken one is.
         const QByteArray data("a 000 0000 01x2 ab");
-        const Guarded guarded(data);
+        const TestUtil::Guarded guarded(data);
         QCOMPARE(scanned(screen, guarded, data.size(), 0, data.size()), (Found { { 4u, 14 } }));
     }
 
@@ -381,7 +354,7 @@ private Q_SLOTS:
             }
             const Found all = bruteForce(sequences, data);
             QVERIFY(all.size() > 1000);
-            const Guarded guarded(data);
+            const TestUtil::Guarded guarded(data);
             for (const auto &[from, to] : windows) {
                 const Found want = window(all, from, to);
                 const Found got = scanned(screen, guarded, n, from, to);

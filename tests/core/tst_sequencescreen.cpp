@@ -6,13 +6,11 @@
 #include <cstring>
 #include <set>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <QRandomGenerator>
 #include <QTest>
 
 #include "automata/sequencescreen.h"
+#include "testutilguarded.h"
 #include "testutilregex.h"
 
 using namespace Hitscope;
@@ -51,36 +49,13 @@ Found bruteForce(const std::vector<Sequence> &sequences, const QByteArray &data,
     return out;
 }
 
-/// A copy of `data` that ends where an unreadable page begins: a read past its end crashes the test.
-class Guarded
-{
-public:
-    explicit Guarded(const QByteArray &data)
-    {
-        const size_t page = size_t(sysconf(_SC_PAGESIZE));
-        m_size = (size_t(data.size()) + page - 1) / page * page + page;
-        m_base = static_cast<uint8_t *>(
-            mmap(nullptr, m_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-        if (m_base == MAP_FAILED || mprotect(m_base + m_size - page, page, PROT_NONE) != 0)
-            qFatal("no guarded buffer");
-        m_data = m_base + m_size - page - size_t(data.size());
-        std::memcpy(m_data, data.constData(), size_t(data.size()));
-    }
-    ~Guarded() { munmap(m_base, m_size); }
-    const uint8_t *data() const { return m_data; }
-
-private:
-    uint8_t *m_base = nullptr;
-    uint8_t *m_data = nullptr;
-    size_t m_size = 0;
-};
 
 Found screened(const SequenceScreen &screen, const QByteArray &data, int64_t from, int64_t to, SequenceScreen::Isa isa,
                size_t *duplicates)
 {
     std::vector<SequenceScreen::Match> matches;
     std::vector<SequenceScreen::Run> runs;
-    const Guarded guarded(data);
+    const TestUtil::Guarded guarded(data);
     screen.scan(guarded.data(), data.size(), from, to, matches, runs, isa);
     Found out;
     size_t listed = 0;
