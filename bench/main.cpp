@@ -30,6 +30,7 @@
 #include "rules/ruleloader.h"
 #include "scan/filewalker.h"
 #include "scan/scanner.h"
+#include "util/bytesize.h"
 #include "util/heaptuning.h"
 #include "util/openfilelimit.h"
 
@@ -129,6 +130,16 @@ int main(int argc, char **argv)
     for (int i = 1; i < args.size(); ++i) {
         const QString &a = args[i];
         auto next = [&]() -> QString { return i + 1 < args.size() ? args[++i] : QString(); };
+        auto size = [&](const QString &option, int64_t *out) {
+            const QByteArray v = next().toLatin1();
+            int64_t bytes = 0;
+            if (!parseByteSize(v.constData(), &bytes) || bytes <= 0) {
+                std::fprintf(stderr, "hitscope-bench: option %s: '%s' is not a size\n", qPrintable(option), v.constData());
+                return false;
+            }
+            *out = bytes;
+            return true;
+        };
         if (a == QLatin1String("-r") || a == QLatin1String("--rules"))
             rulesFiles << next();
         else if (a == QLatin1String("--yara-rules"))
@@ -138,12 +149,16 @@ int main(int argc, char **argv)
         else if (a == QLatin1String("--repeat"))
             repeat = std::max(1, next().toInt());
         else if (a == QLatin1String("--batch-bytes")) {
-            params.batchBytes = next().toLongLong();
+            // As the CLI takes it ("512M"): a number alone once made a batch of 0 bytes of "512M", and so one
+            // batch per file in the resident-kernel pass, which then ran for hours on a large corpus.
+            if (!size(a, &params.batchBytes))
+                return 1;
             batchSet = true;
         } else if (a == QLatin1String("--fixed-batches"))
             fixedBatches = true;
         else if (a == QLatin1String("--segment-bytes")) {
-            params.segmentBytes = next().toLongLong();
+            if (!size(a, &params.segmentBytes))
+                return 1;
             segmentSet = true;
         } else if (a == QLatin1String("--engine"))
             useGpu = next() == QLatin1String("gpu");

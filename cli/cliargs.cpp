@@ -4,41 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/bytesize.h"
+
 namespace {
 
-// "64M", "1G", "4096", "256k": binary multiples.
-bool parseSize(const char *text, int64_t *out)
-{
-    char *end = nullptr;
-    const long long v = std::strtoll(text, &end, 10);
-    if (end == text || v < 0)
-        return false;
-    int64_t mul = 1;
-    if (*end) {
-        switch (*end | 0x20) {
-        case 'k':
-            mul = int64_t(1) << 10;
-            break;
-        case 'm':
-            mul = int64_t(1) << 20;
-            break;
-        case 'g':
-            mul = int64_t(1) << 30;
-            break;
-        default:
-            return false;
-        }
-        ++end;
-        if (*end == 'i' || *end == 'I')
-            ++end;
-        if (*end == 'b' || *end == 'B')
-            ++end;
-        if (*end)
-            return false;
-    }
-    *out = v * mul;
-    return true;
-}
 
 } // namespace
 
@@ -105,7 +74,7 @@ QString CliArgs::parse(int argc, char **argv)
         QString err = value(opt, &v);
         if (!err.isEmpty())
             return err;
-        if (!parseSize(v, out))
+        if (!Hitscope::parseByteSize(v, out))
             return QStringLiteral("option %1: '%2' is not a size").arg(QLatin1String(opt), QString::fromLocal8Bit(v));
         return {};
     };
