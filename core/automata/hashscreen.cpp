@@ -46,8 +46,11 @@ Key chooseKey(const HashScreen::Sequence &seq)
         counts[size_t(i)] = seq[size_t(i)].count();
         bits[size_t(i)] = positionBits(seq[size_t(i)], counts[size_t(i)], i > 0 ? &seq[size_t(i - 1)] : nullptr);
     }
+    // The most bits, a shorter key only where it tells clearly more (each shorter key length costs every byte
+    // a look-up; a weak key costs every occurrence a check): "C4 09" rather than four of the zero bytes before it.
     Key best;
-    for (int keyLength = std::min(4, len); keyLength >= 2 && best.offset < 0; --keyLength) {
+    double bestScore = -1e9;
+    for (int keyLength = std::min(4, len); keyLength >= 2; --keyLength) {
         for (int o = 0; o + keyLength <= len; ++o) {
             size_t variants = 1;
             double sum = 0;
@@ -58,8 +61,11 @@ Key chooseKey(const HashScreen::Sequence &seq)
             }
             if (variants == 0 || variants > size_t(HashScreen::kMaxVariants))
                 continue;
-            if (sum > best.bits)
+            const double score = sum + 3 * (keyLength - 2);
+            if (score > bestScore) {
                 best = { o, keyLength, sum };
+                bestScore = score;
+            }
         }
     }
     return best;
