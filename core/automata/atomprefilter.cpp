@@ -28,13 +28,6 @@ constexpr int kMinXorScreenChanges = 2;
 constexpr size_t kMinXorDeltas = 4;
 /// Each xor form costs the engine a screening pass of its own: beyond this many, the rest get atoms per key.
 constexpr size_t kMaxXorForms = 8;
-/// A repeated byte, which SequenceScreen finds as runs (its rule: four positions or more of one byte).
-bool isRun(const SequenceScreen::Sequence &s)
-{
-    return s.size() >= 4 && s.front().count() == 1
-        && std::all_of(s.begin(), s.end(), [&](const ByteSet &b) { return b == s.front(); });
-}
-
 /// The xor atoms of a YARA xor string, or none when a form is too short or too uniform to be distinctive.
 std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group)
 {
@@ -72,10 +65,6 @@ std::vector<SequenceScreen::Sequence> AtomPrefilter::sequencesOf(const Regex &re
     return SequenceScreen::expand(regex, kMaxSequences);
 }
 
-namespace {
-
-} // namespace
-
 int AtomPrefilter::windowReach(const Pattern &pattern, const PatternInfo &info)
 {
     if (info.maxLength >= 0)
@@ -110,7 +99,7 @@ void AtomPrefilter::addEntry(const SequenceScreen::Sequence &sequence, uint32_t 
     // Entries without a key of four positions stay in the screen unless it has grown large already: in the hash
     // screen each shorter key length costs every byte a look-up more.
     const int minKeyLength = screen.size() < 4 * kMaxScreenEntries ? 4 : 2;
-    if (screen.size() < screenBudget || isRun(sequence) || !hashScreen.add(sequence, tag, minKeyLength))
+    if (screen.size() < screenBudget || SequenceScreen::isRun(sequence) || !hashScreen.add(sequence, tag, minKeyLength))
         screen.add(sequence, tag);
 }
 

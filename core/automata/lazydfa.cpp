@@ -20,11 +20,6 @@ LazyDfa::LazyDfa(const std::vector<DfaBuilder::Input> &patterns)
 
 LazyDfa::~LazyDfa() = default;
 
-size_t LazyDfa::nfaBytes() const
-{
-    return m_nfa.states.size() * sizeof(Nfa::State) + m_nfa.edges.size() * 4 + m_nfa.classSets.size() * 32;
-}
-
 LazyDfa::Cache::Cache(const LazyDfa &dfa, size_t maxBytes)
     : m_dfa(dfa)
     , m_subset(std::make_unique<SubsetConstruction>(dfa.m_nfa, false, UINT32_MAX - 1))

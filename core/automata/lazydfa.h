@@ -30,8 +30,6 @@ public:
 
     bool isValid() const { return m_valid; }
     size_t patterns() const { return m_patternIds.size(); }
-    /// Bytes of the NFA, which every cache shares.
-    size_t nfaBytes() const;
 
     /// The states a walk has made, its own (one per thread). Not thread-safe.
     class Cache

@@ -518,6 +518,12 @@ bool SequenceScreen::supported(Isa isa)
 #endif
 }
 
+bool SequenceScreen::isRun(const Sequence &sequence)
+{
+    return sequence.size() >= 4 && sequence.front().count() == 1
+        && std::all_of(sequence.begin(), sequence.end(), [&](const ByteSet &s) { return s == sequence.front(); });
+}
+
 void SequenceScreen::add(const Sequence &sequence, uint32_t tag)
 {
     Entry e;
@@ -530,15 +536,8 @@ void SequenceScreen::add(const Sequence &sequence, uint32_t tag)
                 w[size_t(b >> 6)] |= uint64_t(1) << (b & 63);
         e.bits.push_back(w);
     }
-    // A repeated byte as a run only from four bytes on: shorter, its runs are no rarer than the byte.
-    if (e.length >= 4 && sequence.front().count() == 1) {
-        const bool same = std::all_of(sequence.begin(), sequence.end(),
-                                      [&](const ByteSet &s) { return s == sequence.front(); });
-        if (same)
-            for (int b = 0; b < 256; ++b)
-                if (sequence.front().test(size_t(b)))
-                    e.runByte = b;
-    }
+    if (isRun(sequence))
+        e.runByte = int(sequence.front()._Find_first());
     // The anchor: the four neighbouring positions whose bytes are rarest together. A byte that repeats the one
     // before it adds little: runs (dashes, zeros) fill text and binaries alike.
     double best = 2;

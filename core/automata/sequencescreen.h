@@ -52,6 +52,9 @@ public:
 
     /// Adds a sequence of 1 to 64 positions, none empty; its matches carry `tag`. Call build() after the last.
     void add(const Sequence &sequence, uint32_t tag);
+    /// Whether the screen finds `sequence` as runs: one byte, four times or more (shorter, its runs are no rarer
+    /// than the byte).
+    static bool isRun(const Sequence &sequence);
     void build();
 
     bool empty() const { return m_sequences.empty(); }

@@ -487,9 +487,9 @@ void walkLazyWindows(LazyDfa::Cache &cache, const Window *windows, size_t first,
     int64_t pos = win->begin, end = win->end, cap = win->cap;
     uint32_t s = startAt(pos);
     for (;;) {
-        const uint8_t *data = bf.at(haystack, 0);
-        for (; pos < end; ++pos) {
-            s = cache.step(s, data[pos]);
+        // The chunk holds file offsets [holdBegin, holdEnd) only: pointers from pos on.
+        for (const uint8_t *byte = bf.at(haystack, pos); pos < end; ++pos, ++byte) {
+            s = cache.step(s, *byte);
             if (s & LazyDfa::Cache::kReports) [[unlikely]] {
                 s &= LazyDfa::Cache::kStateMask;
                 for (const uint32_t *e = cache.entriesBegin(s); e != cache.entriesEnd(s); ++e) {

@@ -39,16 +39,6 @@ public:
         return *e.cache;
     }
 
-    /// Bytes the caches hold.
-    size_t bytes() const
-    {
-        size_t sum = 0;
-        for (const std::vector<Entry> &perGroup : m_threads)
-            for (const Entry &e : perGroup)
-                sum += e.cache ? e.cache->bytes() : 0;
-        return sum;
-    }
-
 private:
     struct Entry
     {
