@@ -28,14 +28,15 @@ constexpr int kMinXorScreenChanges = 2;
 constexpr size_t kMinXorDeltas = 4;
 /// Each xor form costs the engine a screening pass of its own: beyond this many, the rest get atoms per key.
 constexpr size_t kMaxXorForms = 8;
-/// The xor atoms of a YARA xor string, or none when a form is too short or too uniform to be distinctive.
-std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group)
+} // namespace
+
+std::vector<AtomPrefilter::XorAtom> AtomPrefilter::xorAtomsOf(const Pattern &pattern, int group)
 {
     std::vector<AtomPrefilter::XorAtom> out;
     if (!pattern.yara || pattern.yara->xorForms.empty())
         return out;
     for (const QByteArray &form : pattern.yara->xorForms) {
-        AtomPrefilter::XorAtom a;
+        XorAtom a;
         a.group = group;
         a.first = uint8_t(form[0]);
         a.keyLow = pattern.yara->xorKeys.first;
@@ -55,8 +56,6 @@ std::vector<AtomPrefilter::XorAtom> xorAtomsOf(const Pattern &pattern, int group
     }
     return out;
 }
-
-} // namespace
 
 std::vector<SequenceScreen::Sequence> AtomPrefilter::sequencesOf(const Regex &regex, const PatternInfo &info)
 {
@@ -125,7 +124,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
         const DfaGroup &group = catalog.groups[g];
         std::vector<std::pair<int, std::vector<SequenceScreen::Sequence>>> sequences;
         std::vector<AtomExtractor::Atom> atoms;
-        std::vector<XorAtom> xorAtoms;
+        std::vector<XorAtom> xorAtoms, deltaXorAtoms;
         int left = 0, right = 0, reach = 0;
         bool ok = !group.patterns.empty();
         for (int p : group.patterns) {
@@ -138,17 +137,20 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
                     continue;
                 }
             }
-            if (!suitsWindows(rules.patterns[size_t(p)], info)) {
+            // An xor string's forms are found by their deltas, whatever its atoms per key would be worth.
+            std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
+            const int patternReach = windowReach(rules.patterns[size_t(p)], info);
+            if (x.empty() ? !suitsWindows(rules.patterns[size_t(p)], info) : patternReach < 0) {
                 ok = false;
                 break;
             }
-            const int patternReach = windowReach(rules.patterns[size_t(p)], info);
             reach = std::max(reach, patternReach);
             if (info.maxLength >= 0)
                 right = std::max(right, patternReach);
-            std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
-            if (!x.empty() && pre->xorAtoms.size() + xorAtoms.size() + x.size() <= kMaxXorForms) {
-                xorAtoms.insert(xorAtoms.end(), x.begin(), x.end());
+            if (!x.empty()) {
+                std::vector<XorAtom> &to =
+                    pre->xorAtoms.size() + xorAtoms.size() + x.size() <= kMaxXorForms ? xorAtoms : deltaXorAtoms;
+                to.insert(to.end(), x.begin(), x.end());
                 left = std::max(left, patternReach);
                 continue;
             }
@@ -175,6 +177,19 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
         pre->groupReach[g] = reach;
         pre->maxRadius = std::max(pre->maxRadius, reach);
         pre->xorAtoms.insert(pre->xorAtoms.end(), xorAtoms.begin(), xorAtoms.end());
+        for (XorAtom &a : deltaXorAtoms) {
+            SequenceScreen::Sequence deltas;
+            for (uint8_t d : a.deltas) {
+                deltas.emplace_back();
+                deltas.back().set(d);
+            }
+            // Four positions where it has them (one look-up a byte); xorAtomsOf keeps none with fewer than four.
+            const uint32_t tag = uint32_t(pre->deltaXorAtoms.size());
+            if (!pre->xorDeltaScreen.add(deltas, tag, 4) && !pre->xorDeltaScreen.add(deltas, tag, 2))
+                pre->xorAtoms.push_back(a); // a pass of its own, as the first ones: nothing is lost
+            else
+                pre->deltaXorAtoms.push_back(std::move(a));
+        }
         for (const auto &[p, seqs] : sequences) {
             // Two sequences of different lengths, or overlapping ones, may end at the same offset, where a DFA
             // reports one end.
@@ -192,6 +207,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
         return nullptr;
     pre->screen.build();
     pre->hashScreen.build();
+    pre->xorDeltaScreen.build();
     return pre;
 }
 

@@ -69,7 +69,15 @@ struct AtomPrefilter
             return true;
         }
     };
+    /// The first kMaxXorForms forms, each screened by XorScreen in a pass of its own (fastest for a few).
     std::vector<XorAtom> xorAtoms;
+    /// The forms beyond those: their deltas in one HashScreen over the XORs of neighbouring input bytes (a
+    /// delta's match ends at the form's start + deltas - 1), tagged with their index in deltaXorAtoms. A
+    /// collection's hundreds of xor strings then cost one look-up per byte, not 256 atoms each.
+    HashScreen xorDeltaScreen;
+    std::vector<XorAtom> deltaXorAtoms;
+    /// The xor atoms of a YARA xor string, or none when a form is too short or too uniform to be distinctive.
+    static std::vector<XorAtom> xorAtomsOf(const Pattern &pattern, int group);
 
     bool covers(int group) const { return group < int(coveredGroup.size()) && coveredGroup[size_t(group)]; }
     bool isScreened(int pattern) const { return pattern < int(screened.size()) && screened[size_t(pattern)]; }

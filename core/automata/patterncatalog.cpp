@@ -499,11 +499,14 @@ void writeGroupingHint(const QString &path, const std::vector<std::vector<int>> 
 }
 
 /// The tableless groups of a CPU-only catalog (CompileOptions::cpuOnly): the screened patterns in large groups
-/// (nothing walks them), the windowed ones kTablelessGroupSize at a time, bounded apart from unbounded, each with
-/// the LazyDfa its windows walk.
+/// (nothing walks them), the windowed ones kTablelessGroupSize at a time, bounded apart from unbounded, and xor
+/// strings kXorGroupSize at a time, each with the LazyDfa its windows walk.
 void addTablelessGroups(PatternCatalog &catalog, const RuleSet &rules, const std::vector<int> &screenedOnly,
-                        const std::vector<int> &windowed, int threads)
+                        const std::vector<int> &windowed, const std::vector<int> &xorWindowed, int threads)
 {
+    // An xor string is an alternation of up to 512 literals: its lazy states are sets of that many NFA states,
+    // and a window around one string's form need not walk the others'.
+    constexpr size_t kXorGroupSize = 8;
     constexpr size_t kScreenedGroupSize = 4096;
     std::vector<std::vector<int>> parts;
     for (size_t i = 0; i < screenedOnly.size(); i += kScreenedGroupSize)
@@ -519,6 +522,9 @@ void addTablelessGroups(PatternCatalog &catalog, const RuleSet &rules, const std
             parts.emplace_back(kind.begin() + ptrdiff_t(i),
                                kind.begin() + ptrdiff_t(std::min(kind.size(), i + PatternCatalog::kTablelessGroupSize)));
     }
+    for (size_t i = 0; i < xorWindowed.size(); i += kXorGroupSize)
+        parts.emplace_back(xorWindowed.begin() + ptrdiff_t(i),
+                           xorWindowed.begin() + ptrdiff_t(std::min(xorWindowed.size(), i + kXorGroupSize)));
     std::vector<std::shared_ptr<const LazyDfa>> lazy(parts.size());
     parallelFor(parts.size() - firstWindowed, threads, [&](size_t k, int) {
         std::vector<DfaBuilder::Input> inputs;
@@ -647,16 +653,20 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     }
 
     // For the CPU engine alone, what its prefilter finds needs no DFA: tableless groups, built below.
-    std::vector<int> screenedOnly, windowed;
+    std::vector<int> screenedOnly, windowed, xorWindowed;
     if (options.cpuOnly) {
         std::vector<Candidate> rest;
         for (Candidate &c : candidates) {
             const Pattern &pattern = rules.patterns[size_t(c.pattern)];
             const PatternInfo &info = catalog.patterns[size_t(c.pattern)];
-            // An xor string's windows want the prefilter's xor atoms, of which it keeps a few: DFA groups.
+            // An xor string's windows come from its forms' deltas (AtomPrefilter::xorAtomsOf), which its atoms
+            // (one per key) would not suit; one whose forms are too uniform for that keeps a DFA.
             const bool xorForms = pattern.yara && !pattern.yara->xorForms.empty();
             if (!AtomPrefilter::sequencesOf(pattern.regex, info).empty())
                 screenedOnly.push_back(c.pattern);
+            else if (xorForms && AtomPrefilter::windowReach(pattern, info) >= 0
+                     && !AtomPrefilter::xorAtomsOf(pattern, 0).empty())
+                xorWindowed.push_back(c.pattern);
             else if (!xorForms && AtomPrefilter::suitsWindows(pattern, info))
                 windowed.push_back(c.pattern);
             else
@@ -790,7 +800,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     // A hint must name every candidate; one rejected while grouping (a literal over the budget) is in no group.
     if (!hintPath.isEmpty() && !catalog.groupedFromHint && grouped == candidates.size())
         writeGroupingHint(hintPath, grouping);
-    addTablelessGroups(catalog, rules, screenedOnly, windowed, threads);
+    addTablelessGroups(catalog, rules, screenedOnly, windowed, xorWindowed, threads);
     catalog.prefilter = AtomPrefilter::build(rules, catalog);
     if (buildUncoveredTables(catalog, rules, rejected, patternBudget)) {
         std::erase_if(catalog.groups, [](const DfaGroup &g) { return g.patterns.empty(); });

@@ -157,6 +157,30 @@ void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *dat
     }
 }
 
+/**
+ * Marks where the prefilter's delta-screened xor forms occur in data[0, n), which starts at haystack offset
+ * `base`: one HashScreen pass over the XORs of neighbouring bytes finds every form's deltas, and the key of an
+ * occurrence (its first byte XOR the form's) must lie in the string's range.
+ */
+void markDeltaXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *data, int64_t n, int64_t base,
+                       std::vector<uint8_t> &deltas, std::vector<SequenceScreen::Match> &found)
+{
+    if (n < 2)
+        return;
+    deltas.resize(size_t(n - 1));
+    for (int64_t i = 0; i + 1 < n; ++i)
+        deltas[size_t(i)] = data[i] ^ data[i + 1];
+    found.clear();
+    pre.xorDeltaScreen.scan(deltas.data(), n - 1, 0, n - 1, found);
+    for (const SequenceScreen::Match &m : found) {
+        const AtomPrefilter::XorAtom &a = pre.deltaXorAtoms[m.tag];
+        const int64_t start = m.end - int64_t(a.deltas.size()) + 1;
+        const int key = data[start] ^ a.first;
+        if (key >= a.keyLow && key <= a.keyHigh)
+            marks.markAt(a.group, base + start);
+    }
+}
+
 class DfaWalker
 {
 public:
@@ -369,6 +393,8 @@ struct ScreenScratch
     std::vector<std::pair<uint32_t, int64_t>> shared; ///< ends of patterns whose sequences may share them
     std::vector<int64_t> counts;                       ///< per pattern, for counted ones
     std::vector<uint32_t> counting;                    ///< patterns with a count here
+    std::vector<uint8_t> xorDeltas;                    ///< a segment's neighbouring bytes XORed
+    std::vector<SequenceScreen::Match> xorMatches;
 };
 
 /**
@@ -1025,7 +1051,8 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     for (int g = pre ? kAtomPass : 0; g < int(catalog.groups.size()); ++g) {
         if (g >= 0 && (catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
             continue;
-        if (g == kAtomPass && pre->screen.empty() && pre->hashScreen.empty() && pre->xorAtoms.empty())
+        if (g == kAtomPass && pre->screen.empty() && pre->hashScreen.empty() && pre->xorAtoms.empty()
+            && pre->deltaXorAtoms.empty())
             continue;
         // Runs of segments sized so that both threads get several and each keeps its lanes full.
         int first = 0;
@@ -1066,6 +1093,10 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                     if (!pre->xorAtoms.empty())
                         markXorAtoms(*pre, *marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
                                      bf.dataOffset + (seg.scanBegin - bf.holdBegin));
+                    if (!pre->deltaXorAtoms.empty())
+                        markDeltaXorAtoms(*pre, *marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
+                                          bf.dataOffset + (seg.scanBegin - bf.holdBegin), scratch.xorDeltas,
+                                          scratch.xorMatches);
                 }
                 continue;
             }

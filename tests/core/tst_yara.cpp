@@ -15,65 +15,12 @@
 
 #include "rules/ruleloader.h"
 #include "testutil.h"
+#include "testutilyara.h"
 
 using namespace TestUtil;
 using namespace Hitscope;
 
 namespace {
-
-/// (rule, path) -> the -s lines under it, as printed.
-using Report = std::map<std::pair<QByteArray, QByteArray>, QList<QByteArray>>;
-
-Report parseReport(const QByteArray &out)
-{
-    Report report;
-    QList<QByteArray> *current = nullptr;
-    for (const QByteArray &line : out.split('\n')) {
-        if (line.isEmpty())
-            continue;
-        if (line.startsWith("0x") && current) {
-            current->push_back(line);
-            continue;
-        }
-        const qsizetype space = line.indexOf(' ');
-        current = &report[{ line.left(space), line.mid(space + 1) }];
-    }
-    return report;
-}
-
-QString describe(const Report &expected, const Report &got)
-{
-    QString s;
-    int shown = 0;
-    for (const auto &[key, lines] : expected) {
-        const auto it = got.find(key);
-        if (it == got.end()) {
-            s += QStringLiteral("\nmissing: %1 %2").arg(QString::fromUtf8(key.first), QString::fromUtf8(key.second));
-        } else if (it->second != lines) {
-            s += QStringLiteral("\nstrings differ for %1 %2:\n  yara: %3\n  ours: %4")
-                     .arg(QString::fromUtf8(key.first), QString::fromUtf8(key.second),
-                          QString::fromUtf8(lines.join("\n        ")), QString::fromUtf8(it->second.join("\n        ")));
-        } else {
-            continue;
-        }
-        if (++shown > 5)
-            return s;
-    }
-    for (const auto &[key, lines] : got)
-        if (!expected.count(key) && ++shown <= 8)
-            s += QStringLiteral("\nextra: %1 %2").arg(QString::fromUtf8(key.first), QString::fromUtf8(key.second));
-    return s;
-}
-
-QByteArray runYara(const QStringList &args, QByteArray *err)
-{
-    QProcess p;
-    p.start(QStringLiteral("yara"), args);
-    if (!p.waitForFinished(300000))
-        return "yara did not finish";
-    *err = p.readAllStandardError();
-    return p.readAllStandardOutput();
-}
 
 /// Words planted in the corpus and used by the rules.
 const char *const kWords[] = { "alpha", "Bravo", "charlie7", "delta_x", "echo", "foxtrot", "golf", "hotel99",
@@ -268,11 +215,12 @@ void TestYara::compare(const QString &rules, const QString &dir, const QStringLi
     args += dir;
     const int rc = runCli(args, &ours, &err);
     QVERIFY2(rc == 0 || rc == 2, err.constData());
-    const Report expected = parseReport(yara);
-    const Report got = parseReport(ours);
+    const YaraReport expected = parseYaraReport(yara);
+    const YaraReport got = parseYaraReport(ours);
     QVERIFY2(!expected.empty(), qPrintable(QStringLiteral("yara matched nothing: the case tests nothing; yara said: ")
                                            + QString::fromUtf8(yaraErr)));
-    QVERIFY2(expected == got, qPrintable(describe(expected, got) + QStringLiteral("\nstderr: ") + QString::fromUtf8(err)));
+    QVERIFY2(expected == got,
+             qPrintable(describeReportDifference(expected, got) + QStringLiteral("\nstderr: ") + QString::fromUtf8(err)));
 
     // Without -s only the rules are printed, and strings that conditions only count are counted, not listed:
     // the same `RULE PATH` lines.
