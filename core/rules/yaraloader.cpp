@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "yaraloader.h"
 
+#include <algorithm>
+#include <set>
 #include <sstream>
 
 #include <QDir>
@@ -41,6 +43,74 @@ const QRegularExpression &errorLocation()
     return re;
 }
 
+const QRegularExpression &importLine()
+{
+    static const QRegularExpression re(QStringLiteral("^\\s*import\\s+\"[^\"]*\"\\s*(//.*)?$"));
+    return re;
+}
+
+/// Rules per piece that yaramod parses alone (see YaraLoader::load()).
+constexpr int kRulesPerPiece = 16;
+
+/**
+ * The lines at which a rule starts outside any rule, comment, string or regex: where the text may be cut; and
+ * in `closed`, whether each line ends outside braces and comments. A lexer of YARA's tokens only as far as
+ * these need: a cut it misses only makes a piece larger.
+ */
+std::vector<int> topLevelRuleStarts(const QList<QByteArray> &lines, std::vector<uint8_t> *closed = nullptr)
+{
+    std::vector<int> starts;
+    if (closed)
+        closed->assign(size_t(lines.size()), 0);
+    bool inComment = false;
+    int depth = 0;
+    for (int n = 0; n < int(lines.size()); ++n) {
+        const QByteArray &l = lines[n];
+        if (!inComment && depth == 0 && ruleHeader().match(QString::fromUtf8(l)).hasMatch())
+            starts.push_back(n);
+        // What came before a '/': after '=' or `matches` it opens a regex, else it divides.
+        bool regexMayStart = false;
+        for (qsizetype i = 0; i < l.size(); ++i) {
+            const char c = l[i];
+            if (inComment) {
+                if (c == '*' && i + 1 < l.size() && l[i + 1] == '/') {
+                    inComment = false;
+                    ++i;
+                }
+                continue;
+            }
+            if (c == '/' && i + 1 < l.size() && l[i + 1] == '/')
+                break;
+            if (c == '/' && i + 1 < l.size() && l[i + 1] == '*') {
+                inComment = true;
+                ++i;
+                continue;
+            }
+            if (c == '"' || (c == '/' && regexMayStart)) {
+                // Strings and regexes end on their line (YARA has no multi-line ones).
+                for (++i; i < l.size() && l[i] != c; ++i)
+                    if (l[i] == '\\')
+                        ++i;
+                regexMayStart = false;
+                continue;
+            }
+            if (c == '{')
+                ++depth;
+            else if (c == '}')
+                depth = std::max(0, depth - 1);
+            if (c == '=')
+                regexMayStart = true;
+            else if (c == 's' && i >= 6 && l.mid(i - 6, 7) == "matches")
+                regexMayStart = true;
+            else if (c != ' ' && c != '\t')
+                regexMayStart = false;
+        }
+        if (closed)
+            (*closed)[size_t(n)] = !inComment && depth == 0;
+    }
+    return starts;
+}
+
 } // namespace
 
 /// The text yaramod parses, includes expanded, and where each of its lines came from.
@@ -54,6 +124,8 @@ YaraLoader::YaraLoader(RuleSet &into)
     : m_set(into)
 {
 }
+
+YaraLoader::~YaraLoader() = default;
 
 void YaraLoader::reject(const QString &file, int line, const QString &rule, const QString &reason)
 {
@@ -112,6 +184,68 @@ void YaraLoader::load(const QString &path)
     if (!expand(path, 0, stack, source, {}, 0))
         return;
 
+    // yaramod parses a whole text and stops at its first error, and a rule is rejected by parsing again without
+    // it: over a whole collection that is quadratic (signature-base's hundreds of rejections took more than ten
+    // minutes). So the text is cut between rules into pieces of kRulesPerPiece, each parsed alone after the
+    // file's imports and a stub of each accepted rule it names (yaramod refuses a name it has not seen).
+    std::vector<int> imports;
+    for (int i = 0; i < int(source.lines.size()); ++i)
+        if (source.lines[i].contains("import") && importLine().match(QString::fromUtf8(source.lines[i])).hasMatch())
+            imports.push_back(i);
+    std::vector<uint8_t> importRejected(imports.size(), 0);
+    const std::vector<int> starts = topLevelRuleStarts(source.lines);
+    std::vector<int> cuts { 0 };
+    for (size_t k = kRulesPerPiece; k < starts.size(); k += kRulesPerPiece)
+        cuts.push_back(starts[k]);
+    cuts.push_back(int(source.lines.size()));
+    static const QRegularExpression identifier(QStringLiteral("[A-Za-z_][A-Za-z0-9_]*"));
+    bool anyParsed = false;
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+        Source piece;
+        std::vector<int> pieceImports;
+        for (size_t k = 0; k < imports.size(); ++k) {
+            if (importRejected[k])
+                continue;
+            piece.lines.push_back(source.lines[imports[k]]);
+            piece.origin.push_back(source.origin[size_t(imports[k])]);
+            pieceImports.push_back(int(k));
+        }
+        std::set<std::string> named;
+        for (int i = cuts[c]; i < cuts[c + 1]; ++i) {
+            const QString line = QString::fromUtf8(source.lines[i]);
+            for (auto it = identifier.globalMatch(line); it.hasNext();) {
+                const std::string word = it.next().captured().toStdString();
+                if (m_ruleByName.count(word))
+                    named.insert(word);
+            }
+        }
+        for (const std::string &name : named) {
+            piece.lines.push_back(QByteArray("rule ") + name.c_str() + " { condition: true }");
+            piece.origin.emplace_back(path, 0);
+        }
+        const int prefix = int(piece.lines.size());
+        for (int i = cuts[c]; i < cuts[c + 1]; ++i) {
+            const bool isImport = std::binary_search(imports.begin(), imports.end(), i);
+            piece.lines.push_back(isImport ? QByteArray() : source.lines[i]);
+            piece.origin.push_back(source.origin[size_t(i)]);
+        }
+        std::vector<int> rejectedPrefixLines;
+        const std::unique_ptr<yaramod::YaraFile> parsed = parse(piece, prefix, rejectedPrefixLines);
+        // An import yaramod refuses is rejected once, not once a piece.
+        for (int line : rejectedPrefixLines)
+            if (line < int(pieceImports.size()))
+                importRejected[size_t(pieceImports[size_t(line)])] = 1;
+        if (!parsed)
+            continue;
+        anyParsed = true;
+        addRules(*parsed, piece, prefix, path);
+    }
+    if (!anyParsed)
+        reject(path, 0, {}, QStringLiteral("no rule could be parsed"));
+}
+
+std::unique_ptr<yaramod::YaraFile> YaraLoader::parse(Source &source, int prefix, std::vector<int> &rejectedPrefixLines)
+{
     // yaramod stops at the first error: blank the rule it is in (or the line, outside rules) and parse
     // again, so one bad rule costs only itself.
     std::unique_ptr<yaramod::YaraFile> parsed;
@@ -127,8 +261,10 @@ void YaraLoader::load(const QString &path)
         int errorLine = 0;
         int errorColumn = 0;
         try {
-            yaramod::Yaramod yaramod;
-            parsed = yaramod.parseStream(in);
+            // Building yaramod's parser costs more than parsing a piece: one for the loader.
+            if (!m_yaramod)
+                m_yaramod = std::make_unique<yaramod::Yaramod>();
+            parsed = m_yaramod->parseStream(in);
             if (!parsed)
                 message = QStringLiteral("yaramod could not parse the file");
         } catch (const std::exception &e) {
@@ -159,7 +295,7 @@ void YaraLoader::load(const QString &path)
         // The rule holding the error: the nearest header at or above it. An error at the first token of a
         // header is most often the previous rule's unfinished text.
         auto headerAtOrAbove = [&](int line) {
-            for (int i = line; i >= 0; --i)
+            for (int i = line; i >= prefix; --i)
                 if (ruleHeader().match(QString::fromUtf8(source.lines[i])).hasMatch())
                     return i;
             return -1;
@@ -180,11 +316,29 @@ void YaraLoader::load(const QString &path)
         if (header < 0) {
             reject(errFile, errLine, {}, message);
             source.lines[errorLine - 1].clear();
+            if (errorLine - 1 < prefix)
+                rejectedPrefixLines.push_back(errorLine - 1);
             continue;
         }
-        int end = header + 1;
-        while (end < int(source.lines.size()) && !ruleHeader().match(QString::fromUtf8(source.lines[end])).hasMatch())
+        // The rule ends where its braces close, not at the next header: a comment after it may hold rules
+        // (commented out) whose comment's opening line must stay. Unbalanced: up to the next header.
+        std::vector<uint8_t> closed;
+        topLevelRuleStarts(source.lines, &closed);
+        const int lineCount = int(source.lines.size());
+        int end = header;
+        if (!(closed[size_t(header)] && source.lines[header].contains('{'))) {
+            // Up to its opening brace (a header may end before it), then to where that closes.
+            while (end < lineCount && closed[size_t(end)])
+                ++end;
+            while (end < lineCount && !closed[size_t(end)])
+                ++end;
+        }
+        if (end < lineCount)
             ++end;
+        else
+            for (end = header + 1; end < int(source.lines.size())
+                 && !ruleHeader().match(QString::fromUtf8(source.lines[end])).hasMatch();)
+                ++end;
         const auto &[ruleFile, ruleLine] = source.origin[size_t(header)];
         const QString where = errFile == ruleFile ? QStringLiteral("line %1").arg(errLine)
                                                   : QStringLiteral("%1:%2").arg(errFile).arg(errLine);
@@ -192,17 +346,19 @@ void YaraLoader::load(const QString &path)
         for (int i = header; i < end; ++i)
             source.lines[i].clear();
     }
-    if (!parsed) {
-        reject(path, 0, {}, QStringLiteral("no rule could be parsed"));
-        return;
-    }
+    return parsed;
+}
 
+void YaraLoader::addRules(const yaramod::YaraFile &parsed, const Source &source, int prefix, const QString &path)
+{
     const auto ruleIndex = [this](const std::string &name) {
         const auto it = m_ruleByName.find(name);
         return it == m_ruleByName.end() ? -1 : it->second;
     };
-    for (const auto &rule : parsed->getRules()) {
+    for (const auto &rule : parsed.getRules()) {
         const int lineIndex = int(rule->getLocation().lineNumber) - 1;
+        if (lineIndex < prefix)
+            continue; // a stub
         const auto origin = lineIndex >= 0 && lineIndex < int(source.origin.size()) ? source.origin[size_t(lineIndex)]
                                                                                      : std::make_pair(path, 0);
         const QString name = QString::fromStdString(rule->getName());

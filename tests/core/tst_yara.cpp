@@ -188,6 +188,7 @@ private Q_SLOTS:
     void linksFollowedWithLAsYara();
     void demoRulesEqualYara();
     void badRulesAreRejectedAlone();
+    void manyRejectionsInALargeFile();
     void jsonHasMatchRecords();
 
 private:
@@ -504,6 +505,85 @@ rule mixed_greed { strings: $a = /a.*b.*?c/ condition: $a }
                     &out, &err),
              1);
     QVERIFY2(err.contains("missing.yar"), err.constData());
+}
+
+void TestYara::manyRejectionsInALargeFile()
+{
+    // A collection of 1,200 rules, a third of them refused (an external yara would need -d for, a reference to a
+    // refused rule), with references to accepted rules far above, commented-out rules, and strings and
+    // regexes holding what looks like comments and braces. Each refused rule is rejected alone, with its own
+    // line; every other rule runs as yara runs the same file without the refused ones.
+    QByteArray all, good;
+    QStringList refused;
+    int refusedLines = 0;
+    int line = 1;
+    const auto add = [&](const QByteArray &text, bool ok) {
+        all += text;
+        if (ok)
+            good += text;
+        line += int(text.count('\n'));
+    };
+    add("import \"pe\"\n\n", true);
+    for (int r = 0; r < 1200; ++r) {
+        const QByteArray name = "r" + QByteArray::number(r);
+        const QByteArray word = "w" + QByteArray::number(r % 97) + "x";
+        if (r % 3 == 1) {
+            refused << QString::fromLatin1(name);
+            ++refusedLines;
+            add("rule " + name + " {\n strings:\n  $a = \"" + word + "\"\n condition:\n  $a and filename == \"a\"\n}\n", false);
+        } else if (r % 3 == 2 && r % 9 == 5) {
+            // Names a refused rule: refused too.
+            refused << QString::fromLatin1(name);
+            add("rule " + name + " { condition: r" + QByteArray::number(r - 1) + " }\n", false);
+        } else if (r % 3 == 2) {
+            // Names an accepted rule up to a hundred rules above (many pieces away).
+            add("rule " + name + " {\n strings:\n  $a = \"/*" + word + "{\"\n  $b = /" + word + "[}]?\\/\\*/\n condition:\n  ($a or $b) and r"
+                    + QByteArray::number(std::max(0, r - 2 - 3 * (r % 33))) + "\n}\n",
+                true);
+        } else {
+            add("rule " + name + " {\n strings:\n  $a = \"" + word + "\"\n condition:\n  $a\n}\n", true);
+        }
+        if (r % 50 == 7)
+            add("/*\nrule commented_" + name + " {\n condition:\n  true\n}\nrule commented2_" + name + " { condition: true }\n*/\n", true);
+    }
+    // r % 3 == 2 rules refer to r - 2 - 3k: accepted ones (r % 3 == 0) only.
+    const QString rules = m_tmp.filePath(QStringLiteral("large.yar"));
+    const QString goodRules = m_tmp.filePath(QStringLiteral("large-good.yar"));
+    QVERIFY(writeFile(rules, all));
+    QVERIFY(writeFile(goodRules, good));
+
+    const RuleSet set = RuleLoader::loadFiles({ rules });
+    QStringList rejected;
+    for (const Rejection &r : set.rejections) {
+        rejected << r.rule;
+        QVERIFY2(all.split('\n').value(r.line - 1).startsWith(QByteArray("rule " + r.rule.toUtf8() + " ")),
+                 qPrintable(r.toString()));
+    }
+    rejected.sort();
+    refused.sort();
+    QCOMPARE(rejected, refused);
+    QCOMPARE(int(set.rules.size()), 1200 - int(refused.size()));
+    QVERIFY(refusedLines > 300);
+
+    const QString dir = m_tmp.filePath(QStringLiteral("largecorpus"));
+    for (int f = 0; f < 20; ++f) {
+        QByteArray data;
+        for (int w = f; w < 97; w += 20)
+            data += " w" + QByteArray::number(w) + "x " + (w % 2 ? "/*w" + QByteArray::number(w) + "x{" : QByteArray());
+        QVERIFY(writeFile(dir + QStringLiteral("/f%1").arg(f), data));
+    }
+    compare(goodRules, dir, { QStringLiteral("--engine"), QStringLiteral("cpu") });
+    QByteArray yaraErr, ours, err;
+    QList<QByteArray> expected = runYara({ QStringLiteral("-r"), goodRules, dir }, &yaraErr).split('\n');
+    QVERIFY2(expected.size() > 100, yaraErr.constData());
+    QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-r"),
+                      rules, dir },
+                    &ours, &err),
+             2);
+    QList<QByteArray> got = ours.split('\n');
+    std::sort(expected.begin(), expected.end());
+    std::sort(got.begin(), got.end());
+    QCOMPARE(got, expected);
 }
 
 void TestYara::jsonHasMatchRecords()
