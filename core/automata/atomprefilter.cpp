@@ -26,7 +26,7 @@ constexpr int kMaxRadius = PriorityMatcher::kScanLimit;
 constexpr int kMinXorChanges = 3;
 constexpr int kMinXorScreenChanges = 2;
 constexpr size_t kMinXorDeltas = 4;
-/// Each xor form costs the engine a screening pass of its own: beyond this many, the rest get atoms per key.
+/// Each xor form costs the engine a screening pass of its own: beyond this many, the rest share the delta screen.
 constexpr size_t kMaxXorForms = 8;
 } // namespace
 
@@ -80,6 +80,9 @@ bool AtomPrefilter::suitsWindows(const Pattern &pattern, const PatternInfo &info
     const int reach = windowReach(pattern, info);
     if (reach < 0)
         return false;
+    // An xor string's forms are found by their deltas, whatever its atoms per key would be worth.
+    if (!xorAtomsOf(pattern, 0).empty())
+        return true;
     const AtomExtractor::Result r = AtomExtractor::extract(pattern.regex);
     if (r.atoms.empty() || r.quality < kLeastQuality)
         return false;
@@ -137,13 +140,12 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
                     continue;
                 }
             }
-            // An xor string's forms are found by their deltas, whatever its atoms per key would be worth.
-            std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
-            const int patternReach = windowReach(rules.patterns[size_t(p)], info);
-            if (x.empty() ? !suitsWindows(rules.patterns[size_t(p)], info) : patternReach < 0) {
+            if (!suitsWindows(rules.patterns[size_t(p)], info)) {
                 ok = false;
                 break;
             }
+            const int patternReach = windowReach(rules.patterns[size_t(p)], info);
+            std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
             reach = std::max(reach, patternReach);
             if (info.maxLength >= 0)
                 right = std::max(right, patternReach);

@@ -92,7 +92,7 @@ struct AtomPrefilter
     /// reports no longer match, and a DFA end of a longer one is tried for none). -1: windows cannot.
     static int windowReach(const Pattern &pattern, const PatternInfo &info);
     /// Whether windows around atoms can find a pattern: a reach, and atoms rare enough for windows of that
-    /// reach. Assertions and relaxed DFAs are fine: windows start in the context of the byte before them and
+    /// reach, or for a YARA xor string distinctive forms (xorAtomsOf). Assertions and relaxed DFAs are fine: windows start in the context of the byte before them and
     /// end a byte after their reach, and the ends of a relaxed DFA are verified anyway.
     static bool suitsWindows(const Pattern &pattern, const PatternInfo &info);
     /// Whether a pattern costs its group no pass: a sequence pattern, or one that suits windows. The catalog

@@ -659,16 +659,12 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         for (Candidate &c : candidates) {
             const Pattern &pattern = rules.patterns[size_t(c.pattern)];
             const PatternInfo &info = catalog.patterns[size_t(c.pattern)];
-            // An xor string's windows come from its forms' deltas (AtomPrefilter::xorAtomsOf), which its atoms
-            // (one per key) would not suit; one whose forms are too uniform for that keeps a DFA.
+            // Xor strings (windows around their forms' deltas) are grouped apart: see addTablelessGroups.
             const bool xorForms = pattern.yara && !pattern.yara->xorForms.empty();
             if (!AtomPrefilter::sequencesOf(pattern.regex, info).empty())
                 screenedOnly.push_back(c.pattern);
-            else if (xorForms && AtomPrefilter::windowReach(pattern, info) >= 0
-                     && !AtomPrefilter::xorAtomsOf(pattern, 0).empty())
-                xorWindowed.push_back(c.pattern);
-            else if (!xorForms && AtomPrefilter::suitsWindows(pattern, info))
-                windowed.push_back(c.pattern);
+            else if (AtomPrefilter::suitsWindows(pattern, info))
+                (xorForms ? xorWindowed : windowed).push_back(c.pattern);
             else
                 rest.push_back(std::move(c));
         }

@@ -35,6 +35,11 @@ const QRegularExpression &ruleHeader()
     return re;
 }
 
+bool isRuleHeader(const QByteArray &line)
+{
+    return line.contains("rule") && ruleHeader().match(QString::fromUtf8(line)).hasMatch();
+}
+
 /// yaramod's messages: "Error at 12.5-9: Syntax error: ..." (a file name before the line when it has one).
 const QRegularExpression &errorLocation()
 {
@@ -66,7 +71,7 @@ std::vector<int> topLevelRuleStarts(const QList<QByteArray> &lines, std::vector<
     int depth = 0;
     for (int n = 0; n < int(lines.size()); ++n) {
         const QByteArray &l = lines[n];
-        if (!inComment && depth == 0 && ruleHeader().match(QString::fromUtf8(l)).hasMatch())
+        if (!inComment && depth == 0 && isRuleHeader(l))
             starts.push_back(n);
         // What came before a '/': after '=' or `matches` it opens a regex, else it divides.
         bool regexMayStart = false;
@@ -109,6 +114,31 @@ std::vector<int> topLevelRuleStarts(const QList<QByteArray> &lines, std::vector<
             (*closed)[size_t(n)] = !inComment && depth == 0;
     }
     return starts;
+}
+
+/**
+ * One past the last line of the rule whose header is line `header`: where its braces close, not the next header,
+ * since a comment after it may hold rules (commented out) whose comment's opening line must stay. A rule whose
+ * braces never close ends at the next header.
+ */
+int ruleEnd(const QList<QByteArray> &lines, int header)
+{
+    std::vector<uint8_t> closed;
+    topLevelRuleStarts(lines, &closed);
+    const int count = int(lines.size());
+    int end = header;
+    if (!(closed[size_t(header)] && lines[header].contains('{'))) {
+        // Up to its opening brace (a header may end before it), then to where that closes.
+        while (end < count && closed[size_t(end)])
+            ++end;
+        while (end < count && !closed[size_t(end)])
+            ++end;
+    }
+    if (end < count)
+        return end + 1;
+    for (end = header + 1; end < count && !isRuleHeader(lines[end]);)
+        ++end;
+    return end;
 }
 
 } // namespace
@@ -296,7 +326,7 @@ std::unique_ptr<yaramod::YaraFile> YaraLoader::parse(Source &source, int prefix,
         // header is most often the previous rule's unfinished text.
         auto headerAtOrAbove = [&](int line) {
             for (int i = line; i >= prefix; --i)
-                if (ruleHeader().match(QString::fromUtf8(source.lines[i])).hasMatch())
+                if (isRuleHeader(source.lines[i]))
                     return i;
             return -1;
         };
@@ -320,25 +350,7 @@ std::unique_ptr<yaramod::YaraFile> YaraLoader::parse(Source &source, int prefix,
                 rejectedPrefixLines.push_back(errorLine - 1);
             continue;
         }
-        // The rule ends where its braces close, not at the next header: a comment after it may hold rules
-        // (commented out) whose comment's opening line must stay. Unbalanced: up to the next header.
-        std::vector<uint8_t> closed;
-        topLevelRuleStarts(source.lines, &closed);
-        const int lineCount = int(source.lines.size());
-        int end = header;
-        if (!(closed[size_t(header)] && source.lines[header].contains('{'))) {
-            // Up to its opening brace (a header may end before it), then to where that closes.
-            while (end < lineCount && closed[size_t(end)])
-                ++end;
-            while (end < lineCount && !closed[size_t(end)])
-                ++end;
-        }
-        if (end < lineCount)
-            ++end;
-        else
-            for (end = header + 1; end < int(source.lines.size())
-                 && !ruleHeader().match(QString::fromUtf8(source.lines[end])).hasMatch();)
-                ++end;
+        const int end = ruleEnd(source.lines, header);
         const auto &[ruleFile, ruleLine] = source.origin[size_t(header)];
         const QString where = errFile == ruleFile ? QStringLiteral("line %1").arg(errLine)
                                                   : QStringLiteral("%1:%2").arg(errFile).arg(errLine);

@@ -18,6 +18,16 @@ extern char **environ;
 
 namespace TestUtil {
 
+QByteArray widen(const QByteArray &s)
+{
+    QByteArray w;
+    for (char c : s) {
+        w += c;
+        w += '\0';
+    }
+    return w;
+}
+
 YaraReport parseYaraReport(const QByteArray &out)
 {
     YaraReport report;
@@ -79,20 +89,20 @@ MeasuredRun runMeasured(const QString &program, const QStringList &args, const Q
     std::vector<QByteArray> argStore { QFile::encodeName(program) };
     for (const QString &a : args)
         argStore.push_back(a.toLocal8Bit());
-    std::vector<char *> argv;
-    for (QByteArray &a : argStore)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-
     std::vector<QByteArray> envStore;
     for (char **e = environ; *e; ++e)
         envStore.emplace_back(*e);
     for (const QString &e : env)
         envStore.push_back(e.toLocal8Bit());
-    std::vector<char *> envp;
-    for (QByteArray &e : envStore)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
+    const auto pointers = [](std::vector<QByteArray> &store) {
+        std::vector<char *> p;
+        for (QByteArray &s : store)
+            p.push_back(s.data());
+        p.push_back(nullptr);
+        return p;
+    };
+    std::vector<char *> argv = pointers(argStore);
+    std::vector<char *> envp = pointers(envStore);
 
     // Output goes to files, not pipes: nothing has to drain them while the child runs.
     posix_spawn_file_actions_t actions;

@@ -11,6 +11,9 @@
 
 namespace TestUtil {
 
+/// `s` as YARA's `wide` modifier reads it: each byte followed by a zero.
+QByteArray widen(const QByteArray &s);
+
 /// (rule, path) -> the -s lines under it, as yara prints them.
 using YaraReport = std::map<std::pair<QByteArray, QByteArray>, QList<QByteArray>>;
 

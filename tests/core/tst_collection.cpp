@@ -64,16 +64,6 @@ QByteArray digits(Rng &rng, int n)
     return d;
 }
 
-QByteArray widen(const QByteArray &s)
-{
-    QByteArray w;
-    for (char c : s) {
-        w += c;
-        w += '\0';
-    }
-    return w;
-}
-
 QByteArray randomCase(Rng &rng, QByteArray s)
 {
     for (char &c : s)

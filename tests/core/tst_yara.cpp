@@ -27,16 +27,6 @@ const char *const kWords[] = { "alpha", "Bravo", "charlie7", "delta_x", "echo", 
                                "india", "juliet", "kilo", "lima-", "mike", "nov", "oscar" };
 constexpr int kWordCount = int(sizeof(kWords) / sizeof(kWords[0]));
 
-QByteArray widen(const QByteArray &s)
-{
-    QByteArray w;
-    for (char c : s) {
-        w += c;
-        w += '\0';
-    }
-    return w;
-}
-
 /// A file of random text and bytes with words planted as ASCII, wide, other case, xored, touching letters
 /// or not, and hex sequences with variable gaps.
 QByteArray makeFile(QRandomGenerator &rng)
