@@ -14,7 +14,8 @@ namespace {
 QString CliArgs::helpText()
 {
     return QStringLiteral(
-        "Usage: hitscope-cli scan [options] PATH...\n"
+        "Usage: hitscope-cli scan [options] -r RULES PATH...\n"
+        "       hitscope-cli scan [options] RULES PATH...\n"
         "       hitscope-cli devices [--backend B] [--validation]\n"
         "       hitscope-cli --help | --version\n"
         "\n"
@@ -23,7 +24,11 @@ QString CliArgs::helpText()
         "Rules:\n"
         "  -r, --rules FILE        rule file, repeatable: .txt literal list (one literal per line, byte for\n"
         "                          byte; '#' comment lines; 'hex: 4D 5A ?? 00' lines), .tsv regex list\n"
-        "                          (flags<TAB>name<TAB>regex; flags '-', 'i' caseless, 's' dot-all)\n"
+        "                          (flags<TAB>name<TAB>regex; flags '-', 'i' caseless, 's' dot-all),\n"
+        "                          .yar/.yara YARA rules (other suffixes: YARA when the text declares rules).\n"
+        "                          Without -r, the first PATH is the rule file, as yara takes it\n"
+        "  -d, --define NAME=VALUE YARA external variable, repeatable: an integer, a float (with a dot),\n"
+        "                          true/false, or else a string, as yara reads -d"
         "Output:\n"
         "  (default)               'RULE PATH' for each rule that matched a file, as yara prints it\n"
         "  -s, --print-strings     also each hit: '0xOFFSET:$id: data'\n"
@@ -93,9 +98,16 @@ QString CliArgs::parse(int argc, char **argv)
         };
         const char *v = nullptr;
         QString err;
-        // Short options with the value attached, as in "-j4" or "-rrules.txt".
-        if (a[0] == '-' && (a[1] == 'j' || a[1] == 'r') && a[2] != 0) {
+        // Short options with the value attached, as in "-j4", "-rrules.txt" or "-dx=1".
+        if (a[0] == '-' && (a[1] == 'j' || a[1] == 'r' || a[1] == 'd') && a[2] != 0 && a[1] != '-') {
             v = a + 2;
+            if (a[1] == 'd') {
+                const char *eq = std::strchr(v, '=');
+                if (!eq || eq == v)
+                    return QStringLiteral("-d needs NAME=VALUE, not '%1'").arg(QString::fromLocal8Bit(v));
+                defines.emplace_back(QByteArray(v, int(eq - v)), QByteArray(eq + 1));
+                continue;
+            }
             if (a[1] == 'r') {
                 rules.push_back(QString::fromLocal8Bit(v));
                 continue;
@@ -116,6 +128,15 @@ QString CliArgs::parse(int argc, char **argv)
             err = value(a, &v);
             if (v)
                 rules.push_back(QString::fromLocal8Bit(v));
+        } else if (is("-d", "--define")) {
+            err = value(a, &v);
+            if (v) {
+                const char *eq = std::strchr(v, '=');
+                if (!eq || eq == v)
+                    err = QStringLiteral("-d needs NAME=VALUE, not '%1'").arg(QString::fromLocal8Bit(v));
+                else
+                    defines.emplace_back(QByteArray(v, int(eq - v)), QByteArray(eq + 1));
+            }
         } else if (is("-s", "--print-strings")) {
             printStrings = true;
         } else if (is("-c", "--count")) {
@@ -207,8 +228,11 @@ QString CliArgs::parse(int argc, char **argv)
         return {};
     if (command != QLatin1String("scan"))
         return QStringLiteral("unknown command '%1' (see --help)").arg(command);
+    // yara's own form, `scan [options] RULES PATH...`, when no -r is given.
+    if (rules.isEmpty() && paths.size() >= 2)
+        rules.push_back(QString::fromLocal8Bit(paths.takeFirst()));
     if (rules.isEmpty())
-        return QStringLiteral("no rule file given: use -r FILE");
+        return QStringLiteral("no rule file given: use -r FILE (or give it before the paths, as yara takes it)");
     if (paths.isEmpty())
         return QStringLiteral("no path to scan given");
     if (params.batchBytes <= 0 || params.batchBytes > (int64_t(1) << 40))

@@ -5,6 +5,9 @@
 #include <QString>
 #include <QStringList>
 
+#include <utility>
+#include <vector>
+
 #include "scan/filewalker.h"
 #include "scan/launchparams.h"
 
@@ -15,6 +18,7 @@ struct CliArgs
 
     QString command;
     QStringList rules;
+    std::vector<std::pair<QByteArray, QByteArray>> defines; ///< -d NAME=VALUE, in order
     QByteArrayList paths;
     Engine engine = Engine::Auto;
     QString backend;

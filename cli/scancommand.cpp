@@ -107,7 +107,10 @@ int runScanCommand(const CliArgs &args)
     PatternCatalog catalog;
     std::thread compiler([&] {
         nameThisThread("hs-compile");
-        rules = RuleLoader::loadFiles(args.rules);
+        YaraExternals externals;
+        for (const auto &[name, value] : args.defines)
+            externals[name] = YaraExternal::fromDefinition(value);
+        rules = RuleLoader::loadFiles(args.rules, externals);
         CompileOptions compile;
         compile.threads = args.params.threads;
         compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
@@ -157,6 +160,16 @@ int runScanCommand(const CliArgs &args)
     };
     for (const Rejection &r : rejections)
         emitRejection(r);
+    if (!args.quietProblems)
+        for (const QString &note : rules.notes)
+            warn(note);
+    // A file of comments only is no error to yara either: nothing to look for, nothing found.
+    if (rules.rules.empty() && rejections.empty()) {
+        out.flush();
+        if (!args.quietProblems)
+            warn(QStringLiteral("no rules in %1").arg(args.rules.join(QLatin1String(", "))));
+        return 0;
+    }
 
     // A YARA rule without strings (a condition on filesize or header bytes) is usable too.
     const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),

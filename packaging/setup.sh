@@ -9,7 +9,7 @@ packages=(
     qt6-base-dev qt6-base-private-dev qt6-shadertools-dev libqcustomplot-dev
     libvulkan-dev mesa-vulkan-drivers libgl1-mesa-dri vulkan-tools vulkan-validationlayers glslang-tools spirv-tools
     xvfb xauth
-    libyaramod-dev libpog-dev libre2-dev libfmt-dev yara libyara-dev libvectorscan-dev liburing-dev
+    yara libyara-dev libvectorscan-dev liburing-dev
     appstream
 )
 missing=()

@@ -374,6 +374,9 @@ bool Nfa::assertionHolds(Assertion a, int ctx, Next next) const
         const bool boundary = (ctx == Dfa::AfterWord) != (next == Next::Word);
         return boundary == (a == Assertion::WordBoundary);
     }
+    case Assertion::WideWordBoundary:
+    case Assertion::WideNotWordBoundary:
+        return true; // the automata see a superset; PriorityMatcher decides (YaraStringCompiler relaxes them away)
     }
     return false;
 }

@@ -182,6 +182,17 @@ void PriorityMatcher::addThread(std::vector<int> &list, std::vector<uint32_t> &s
                 ok = (inst.assertion == Assertion::WordBoundary) == boundary;
                 break;
             }
+            case Assertion::WideWordBoundary:
+            case Assertion::WideNotWordBoundary: {
+                const auto wordChar = [&](int64_t p) {
+                    return p >= 0 && p + 1 < fileSize && isWordByte(byteAt(p)) && byteAt(p + 1) == 0;
+                };
+                bool boundary = true;
+                if (pos >= 2 && pos < windowEnd)
+                    boundary = wordChar(pos) != wordChar(pos - 2);
+                ok = (inst.assertion == Assertion::WideWordBoundary) == boundary;
+                break;
+            }
             }
             if (ok)
                 stack.push_back(p + 1);

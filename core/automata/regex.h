@@ -10,7 +10,9 @@ namespace Hitscope {
 using ByteSet = std::bitset<256>;
 
 /// Zero-width assertions. Start/End are the start and end of the *file* (not of a line or a segment).
-enum class Assertion : uint8_t { FileStart, FileEnd, WordBoundary, NotWordBoundary };
+/// WideWordBoundary and WideNotWordBoundary: \b and \B of a wide YARA regex, where a word character is a
+/// word byte followed by a zero byte and the neighbour is two bytes back (libyara/re.c, _yr_re_is_word_char).
+enum class Assertion : uint8_t { FileStart, FileEnd, WordBoundary, NotWordBoundary, WideWordBoundary, WideNotWordBoundary };
 
 /// True for the bytes \w matches: [A-Za-z0-9_].
 bool isWordByte(uint8_t b);

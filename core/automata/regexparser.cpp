@@ -463,6 +463,11 @@ RegexParser::Result Parser::run()
             break;
         }
         case '|':
+            // YARA's grammar has no empty first alternative: "(|a)" is a syntax error there, "(a|)" is not.
+            if (!m_flags.posixClasses && top.items.empty() && top.alternatives.empty()) {
+                fail(QStringLiteral("syntax error"), m_pos);
+                break;
+            }
             top.alternatives.push_back(m_regex.addConcat(std::move(top.items)));
             top.items.clear();
             top.canRepeat = false;

@@ -36,7 +36,7 @@ struct ConditionContext
 };
 
 /**
- * A YARA condition compiled from yaramod's expression tree (YaraConditionCompiler) into a form that is
+ * A YARA condition compiled from the parsed rule (YaraConditionCompiler) into a form that is
  * evaluated per file with YARA 4.2's semantics, undefined values included.
  */
 class Condition

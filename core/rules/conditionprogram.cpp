@@ -2,6 +2,7 @@
 #include "rules/conditionprogram.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 namespace Hitscope {
@@ -59,8 +60,12 @@ struct ConditionProgram::State
     }
 };
 
-ConditionProgram::ConditionProgram(std::vector<Node> nodes, std::vector<int32_t> lists, int32_t root)
+ConditionProgram::ConditionProgram(std::vector<Node> nodes, std::vector<int32_t> lists, int32_t root,
+                                   std::vector<QByteArray> strings,
+                                   std::vector<std::shared_ptr<const PriorityMatcher>> regexes)
     : m_nodes(std::move(nodes))
+    , m_strings(std::move(strings))
+    , m_regexes(std::move(regexes))
     , m_lists(std::move(lists))
     , m_root(root)
 {
@@ -87,8 +92,14 @@ std::vector<bool> ConditionProgram::stringsNeedingOffsets(size_t strings) const
 {
     std::vector<bool> needed(strings, false);
     for (const Node &n : m_nodes)
-        if (n.op == Op::FoundAt || n.op == Op::FoundIn || n.op == Op::Offset || n.op == Op::Length)
+    {
+        if (n.op == Op::FoundAt || n.op == Op::FoundIn || n.op == Op::Offset || n.op == Op::Length
+            || n.op == Op::CountIn)
             forStrings(n.b, strings, [&](size_t s) { needed[s] = true; });
+        if (n.op == Op::OfIn)
+            for (int32_t k = 0; k < n.c; ++k)
+                forStrings(m_lists[size_t(n.b + k)], strings, [&](size_t s) { needed[s] = true; });
+    }
     return needed;
 }
 
@@ -161,8 +172,25 @@ std::vector<int64_t> ConditionProgram::matchesNeeded(size_t strings) const
             use(n.a);
             break;
         case Op::FoundIn:
+        case Op::CountIn:
             use(n.a);
             use(n.c);
+            break;
+        case Op::OfIn:
+            use(n.a);
+            use(n.d);
+            use(int32_t(n.imm));
+            break;
+        case Op::OfRules:
+        case Op::PercentOf:
+        case Op::Defined:
+        case Op::IntToFloat:
+        case Op::FNeg:
+        case Op::StrToBool:
+        case Op::Matches:
+            use(n.a);
+            break;
+        case Op::StrConst:
             break;
         case Op::ForOf:
             use(n.a);
@@ -219,7 +247,12 @@ std::vector<int64_t> ConditionProgram::matchesNeeded(size_t strings) const
         case Op::FoundIn:
         case Op::Offset:
         case Op::Length:
+        case Op::CountIn:
             forStrings(n.b, strings, [&](size_t s) { need(s, Condition::kAllMatches); });
+            break;
+        case Op::OfIn:
+            for (int32_t k = 0; k < n.c; ++k)
+                forStrings(m_lists[size_t(n.b + k)], strings, [&](size_t s) { need(s, Condition::kAllMatches); });
             break;
         default: // $a, `of` and the strings a for-of binds need one match, the minimum
             break;
@@ -249,6 +282,14 @@ int64_t ConditionProgram::loopResult(int64_t quantifier, int64_t sum, int64_t it
     if (sum == U)
         return U;
     return truth(sum >= needed);
+}
+
+const QByteArray *ConditionProgram::text(int32_t index, State &state) const
+{
+    const int64_t v = eval(index, state);
+    if (v == U || v < 0 || uint64_t(v) >= m_strings.size())
+        return nullptr;
+    return &m_strings[size_t(v)];
 }
 
 int64_t ConditionProgram::eval(int32_t index, State &state) const
@@ -411,6 +452,183 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         if (size == 2)
             return int64_t(int16_t(raw));
         return int64_t(int32_t(raw));
+    }
+    case Op::Defined:
+        return truth(eval(n.a, state) != U);
+    case Op::CountIn: {
+        const int64_t low = eval(n.a, state);
+        const int64_t high = eval(n.c, state);
+        if (low == U || high == U)
+            return U;
+        const auto &m = state.matches(n.b);
+        int64_t count = 0;
+        for (auto it = firstAtOrAfter(m, low); it != m.end() && it->offset <= high; ++it)
+            ++count;
+        return count;
+    }
+    case Op::OfRules:
+    case Op::PercentOf:
+    case Op::OfIn: {
+        const int64_t q = eval(n.a, state);
+        int64_t low = 0;
+        int64_t high = 0;
+        if (n.op == Op::OfIn) {
+            low = eval(n.d, state);
+            high = eval(int32_t(n.imm), state);
+            if (low == U || high == U)
+                return U;
+        }
+        const bool rules = n.op == Op::OfRules || (n.op == Op::PercentOf && n.imm == 1);
+        int64_t found = 0;
+        for (int32_t k = 0; k < n.c; ++k) {
+            const int32_t item = m_lists[size_t(n.b + k)];
+            if (rules) {
+                found += truth(state.context.ruleMatched && state.context.ruleMatched(item));
+            } else if (n.op == Op::OfIn) {
+                const auto &m = state.matches(item);
+                const auto it = firstAtOrAfter(m, low);
+                found += truth(it != m.end() && it->offset <= high);
+            } else {
+                found += truth(state.count(item) > 0);
+            }
+        }
+        const int64_t count = n.c;
+        if (n.op == Op::PercentOf) {
+            if (q == U || count == 0)
+                return U;
+            return truth((double(found) / double(count)) * 100 >= double(q));
+        }
+        if (q == U)
+            return truth(found >= count);
+        if (q == 0)
+            return truth(found == 0);
+        return truth(found >= q);
+    }
+    case Op::IntToFloat: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : std::bit_cast<int64_t>(double(v));
+    }
+    case Op::FNeg: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : std::bit_cast<int64_t>(-std::bit_cast<double>(v));
+    }
+    case Op::StrConst:
+        return n.imm;
+    case Op::StrToBool: {
+        const QByteArray *t = text(n.a, state);
+        return t ? truth(!t->isEmpty()) : U;
+    }
+    case Op::Matches: {
+        const QByteArray *t = text(n.a, state);
+        if (!t)
+            return U;
+        if (t->isEmpty())
+            return 0;
+        const PriorityMatcher &re = *m_regexes[size_t(n.imm)];
+        const auto *bytes = reinterpret_cast<const uint8_t *>(t->constData());
+        const ByteAt byteAt([bytes](int64_t offset) { return bytes[offset]; });
+        for (int64_t start = 0; start < t->size(); ++start)
+            if (re.match(start, t->size(), byteAt) >= 0)
+                return 1;
+        return 0;
+    }
+    case Op::FAdd:
+    case Op::FSub:
+    case Op::FMul:
+    case Op::FDiv:
+    case Op::FEq:
+    case Op::FNe:
+    case Op::FLt:
+    case Op::FLe:
+    case Op::FGt:
+    case Op::FGe: {
+        const int64_t li = eval(n.a, state);
+        const int64_t ri = eval(n.b, state);
+        if (li == U || ri == U)
+            return U;
+        const double l = std::bit_cast<double>(li);
+        const double r = std::bit_cast<double>(ri);
+        switch (n.op) {
+        case Op::FAdd:
+            return std::bit_cast<int64_t>(l + r);
+        case Op::FSub:
+            return std::bit_cast<int64_t>(l - r);
+        case Op::FMul:
+            return std::bit_cast<int64_t>(l * r);
+        case Op::FDiv:
+            return std::bit_cast<int64_t>(l / r);
+        case Op::FEq:
+            return truth(l == r);
+        case Op::FNe:
+            return truth(l != r);
+        case Op::FLt:
+            return truth(l < r);
+        case Op::FLe:
+            return truth(l <= r);
+        case Op::FGt:
+            return truth(l > r);
+        default:
+            return truth(l >= r);
+        }
+    }
+    case Op::StrEq:
+    case Op::StrNe:
+    case Op::StrLt:
+    case Op::StrLe:
+    case Op::StrGt:
+    case Op::StrGe:
+    case Op::Contains:
+    case Op::IContains:
+    case Op::StartsWith:
+    case Op::IStartsWith:
+    case Op::EndsWith:
+    case Op::IEndsWith:
+    case Op::IEquals: {
+        const QByteArray *l = text(n.a, state);
+        const QByteArray *r = text(n.b, state);
+        if (!l || !r)
+            return U;
+        const auto lower = [](const QByteArray &x) { return x.toLower(); };
+        switch (n.op) {
+        case Op::StrEq:
+            return truth(*l == *r);
+        case Op::StrNe:
+            return truth(*l != *r);
+        // ss_compare: bytewise as signed char (the C string's char), the shorter first on a tie.
+        case Op::StrLt:
+        case Op::StrLe:
+        case Op::StrGt:
+        case Op::StrGe: {
+            const qsizetype common = std::min(l->size(), r->size());
+            int c = 0;
+            for (qsizetype i = 0; i < common && c == 0; ++i)
+                if ((*l)[i] != (*r)[i])
+                    c = (*l)[i] < (*r)[i] ? -1 : 1;
+            if (c == 0 && l->size() != r->size())
+                c = l->size() < r->size() ? -1 : 1;
+            if (n.op == Op::StrLt)
+                return truth(c < 0);
+            if (n.op == Op::StrLe)
+                return truth(c <= 0);
+            if (n.op == Op::StrGt)
+                return truth(c > 0);
+            return truth(c >= 0);
+        }
+        case Op::Contains:
+            return truth(l->contains(*r));
+        case Op::IContains:
+            return truth(lower(*l).contains(lower(*r)));
+        case Op::StartsWith:
+            return truth(l->startsWith(*r));
+        case Op::IStartsWith:
+            return truth(lower(*l).startsWith(lower(*r)));
+        case Op::EndsWith:
+            return truth(l->endsWith(*r));
+        case Op::IEndsWith:
+            return truth(lower(*l).endsWith(lower(*r)));
+        default:
+            return truth(lower(*l) == lower(*r));
+        }
     }
     default:
         break;

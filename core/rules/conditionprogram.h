@@ -2,8 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include <QByteArray>
+
+#include "automata/prioritymatcher.h"
 #include "rules/condition.h"
 
 namespace Hitscope {
@@ -64,6 +68,41 @@ public:
         Shl,
         Shr,
         Read,        ///< a = offset; imm = ReadSigned | ReadBigEndian | size in bytes
+        Defined,     ///< a
+        CountIn,     ///< #s in (a..c); b = string
+        OfRules,     ///< a = quantifier, rules (RuleSet indices) lists[b .. b+c)
+        PercentOf,   ///< a = percentage, lists[b .. b+c) strings, or rules when imm = 1
+        OfIn,        ///< a = quantifier, strings lists[b .. b+c), in (d..imm) (node indices)
+        // Floats: a double's bits in the int64_t (Undefined keeps its own bits, as in YARA's VM).
+        IntToFloat,  ///< a
+        FAdd,
+        FSub,
+        FMul,
+        FDiv,
+        FNeg,
+        FEq,
+        FNe,
+        FLt,
+        FLe,
+        FGt,
+        FGe,
+        // Strings: a value is an index into strings().
+        StrConst,    ///< imm
+        StrEq,
+        StrNe,
+        StrLt,
+        StrLe,
+        StrGt,
+        StrGe,
+        Contains,
+        IContains,
+        StartsWith,
+        IStartsWith,
+        EndsWith,
+        IEndsWith,
+        IEquals,
+        Matches,     ///< a = string; imm = index into the regexes
+        StrToBool,   ///< a
     };
     static constexpr int64_t ReadSigned = 0x100;
     static constexpr int64_t ReadBigEndian = 0x200;
@@ -82,7 +121,9 @@ public:
         int64_t imm = 0;
     };
 
-    ConditionProgram(std::vector<Node> nodes, std::vector<int32_t> lists, int32_t root);
+    ConditionProgram(std::vector<Node> nodes, std::vector<int32_t> lists, int32_t root,
+                     std::vector<QByteArray> strings = {},
+                     std::vector<std::shared_ptr<const PriorityMatcher>> regexes = {});
     /// Whether node i is false (or undefined, which a rule takes as false) when no string of the rule matched.
     bool falseWithoutMatches(int32_t i) const;
 
@@ -104,8 +145,12 @@ private:
     void forStrings(int32_t ref, size_t strings, Fn &&fn) const;
     int64_t eval(int32_t index, State &state) const;
     int64_t loopResult(int64_t quantifier, int64_t sum, int64_t iterations) const;
+    /// The string a string-valued node stands for; null when undefined.
+    const QByteArray *text(int32_t index, State &state) const;
 
     std::vector<Node> m_nodes;
+    std::vector<QByteArray> m_strings;
+    std::vector<std::shared_ptr<const PriorityMatcher>> m_regexes;
     std::vector<int32_t> m_lists;
     int32_t m_root = -1;
 };

@@ -4,14 +4,20 @@
 #include <QStringList>
 
 #include "rules/ruleset.h"
+#include "rules/yaraconditioncompiler.h"
 
 namespace Hitscope {
 
-/// Loads rule files of every kind the user may give, choosing the loader by suffix, into one RuleSet.
+/**
+ * Loads rule files of every kind the user may give into one RuleSet: .yar and .yara are YARA files; a file of
+ * another suffix (.rule, .rules, .yr, .txt...) is read as YARA rules when its text declares a rule or imports a
+ * module, else as a literal or regex list, and a note says which.
+ */
 class RuleLoader
 {
 public:
-    static RuleSet loadFiles(const QStringList &paths);
+    /// `externals`: YARA's external variables (`-d NAME=VALUE`).
+    static RuleSet loadFiles(const QStringList &paths, const YaraExternals &externals = {});
 };
 
 } // namespace Hitscope

@@ -28,6 +28,7 @@ void RuleSet::append(RuleSet other)
     }
     for (Rejection &r : other.rejections)
         rejections.push_back(std::move(r));
+    notes += other.notes;
 }
 
 } // namespace Hitscope

@@ -86,6 +86,8 @@ struct RuleSet
     std::vector<Rule> rules;
     std::vector<Pattern> patterns;
     std::vector<Rejection> rejections;
+    /// What the user should know that refuses nothing: the format a file of an unusual suffix was read as.
+    QStringList notes;
 
     /// Appends another set, renumbering its rule and pattern indices.
     void append(RuleSet other);

@@ -1,25 +1,35 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "rules/yaraconditioncompiler.h"
 
+#include <array>
+#include <bit>
+#include <cctype>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <vector>
 
-#include <yaramod/types/expressions.h>
-#include <yaramod/types/rule.h>
-
+#include "automata/regexparser.h"
 #include "rules/conditionprogram.h"
 
 namespace Hitscope {
 
 namespace {
 
-using namespace yaramod;
 using Op = ConditionProgram::Op;
 using Node = ConditionProgram::Node;
+using K = YaraExpr::Kind;
 constexpr int64_t U = ConditionProgram::Undefined;
 constexpr int64_t Int64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t Int64Min = std::numeric_limits<int64_t>::min();
+
+/// The modules Debian's yara 4.2.3 has: importing another one is an error there.
+const std::set<QByteArray> &knownModules()
+{
+    static const std::set<QByteArray> modules{ "pe", "elf", "math", "hash", "dotnet", "time", "console",
+                                               "magic", "macho", "dex", "cuckoo" };
+    return modules;
+}
 
 /// Thrown inside the compiler only; compile() turns it into the reason.
 struct Refusal
@@ -29,12 +39,31 @@ struct Refusal
 
 [[noreturn]] void refuse(const QString &reason)
 {
-    throw Refusal{reason};
+    throw Refusal{ reason };
 }
 
-QString text(const Expression *e)
+QString q(const QByteArray &b)
 {
-    return QString::fromStdString(e->getText());
+    return QString::fromUtf8(b);
+}
+
+enum class Type : uint8_t { Boolean, Integer, Float, String, Regex };
+
+const char *typeName(Type t)
+{
+    switch (t) {
+    case Type::Boolean:
+        return "boolean";
+    case Type::Integer:
+        return "integer";
+    case Type::Float:
+        return "float";
+    case Type::String:
+        return "string";
+    case Type::Regex:
+        return "regexp";
+    }
+    return "?";
 }
 
 /// What YARA's parser knows about an expression while compiling: its type and, for integers, the constant value
@@ -42,204 +71,10 @@ QString text(const Expression *e)
 struct Value
 {
     int32_t node = -1;
-    bool isInt = false;
+    Type type = Type::Boolean;
     int64_t constant = U;
+    bool literalString = false; ///< a string literal (YARA warns when one is used as a boolean)
 };
-
-/// The module an expression belongs to (pe, elf, math, ...), or an empty string.
-std::string moduleOf(const Expression *e)
-{
-    const bool moduleShaped = dynamic_cast<const StructAccessExpression *>(e)
-                              || dynamic_cast<const ArrayAccessExpression *>(e)
-                              || dynamic_cast<const FunctionCallExpression *>(e);
-    const auto *id = dynamic_cast<const IdExpression *>(e);
-    if (!id)
-        return {};
-    if (!moduleShaped && !(id->getSymbol() && !id->getSymbol()->isValue()))
-        return {};
-    while (true) {
-        if (const auto *s = dynamic_cast<const StructAccessExpression *>(e))
-            e = s->getStructure().get();
-        else if (const auto *a = dynamic_cast<const ArrayAccessExpression *>(e))
-            e = a->getArray().get();
-        else if (const auto *f = dynamic_cast<const FunctionCallExpression *>(e))
-            e = f->getFunction().get();
-        else
-            break;
-    }
-    const auto *root = dynamic_cast<const IdExpression *>(e);
-    if (root && root->getSymbol())
-        return root->getSymbol()->getName();
-    return "?";
-}
-
-void childrenOf(const Expression *e, std::vector<const Expression *> &out)
-{
-    const auto add = [&out](const Expression::Ptr &p) {
-        if (p)
-            out.push_back(p.get());
-    };
-    if (const auto *b = dynamic_cast<const BinaryOpExpression *>(e)) {
-        add(b->getLeftOperand());
-        add(b->getRightOperand());
-    } else if (const auto *u = dynamic_cast<const UnaryOpExpression *>(e)) {
-        add(u->getOperand());
-    } else if (const auto *p = dynamic_cast<const ParenthesesExpression *>(e)) {
-        add(p->getEnclosedExpression());
-    } else if (const auto *f = dynamic_cast<const ForExpression *>(e)) {
-        add(f->getVariable());
-        add(f->getIteratedSet());
-        add(f->getBody());
-    } else if (const auto *s = dynamic_cast<const SetExpression *>(e)) {
-        for (const auto &x : s->getElements())
-            add(x);
-    } else if (const auto *r = dynamic_cast<const RangeExpression *>(e)) {
-        add(r->getLow());
-        add(r->getHigh());
-    } else if (const auto *o = dynamic_cast<const StringOffsetExpression *>(e)) {
-        add(o->getIndexExpression());
-    } else if (const auto *l = dynamic_cast<const StringLengthExpression *>(e)) {
-        add(l->getIndexExpression());
-    } else if (const auto *at = dynamic_cast<const StringAtExpression *>(e)) {
-        add(at->getAtExpression());
-    } else if (const auto *in = dynamic_cast<const StringInRangeExpression *>(e)) {
-        add(in->getRangeExpression());
-    } else if (const auto *i = dynamic_cast<const IntFunctionExpression *>(e)) {
-        add(i->getArgument());
-    } else if (const auto *c = dynamic_cast<const FunctionCallExpression *>(e)) {
-        for (const auto &x : c->getArguments())
-            add(x);
-    } else if (const auto *a = dynamic_cast<const ArrayAccessExpression *>(e)) {
-        add(a->getAccessor());
-    }
-}
-
-/// The first module a condition uses, searched before anything else so that the reason names the module
-/// rather than a symptom of it (a float, a string operator).
-std::string firstModule(const Expression *e)
-{
-    if (!e)
-        return {};
-    std::string m = moduleOf(e);
-    if (!m.empty())
-        return m;
-    std::vector<const Expression *> children;
-    childrenOf(e, children);
-    for (const Expression *c : children) {
-        m = firstModule(c);
-        if (!m.empty())
-            return m;
-    }
-    return {};
-}
-
-/// An integer literal as YARA's lexer reads it: decimal with an optional KB/MB suffix, 0x hex or 0o octal;
-/// anything above INT64_MAX is an overflow error in YARA (yaramod silently gives 0).
-int64_t parseLiteral(const std::string &s)
-{
-    int base = 10;
-    size_t pos = 0;
-    size_t end = s.size();
-    int64_t multiplier = 1;
-    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        pos = 2;
-    } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) {
-        base = 8;
-        pos = 2;
-    } else if (s.size() > 2 && (s.compare(s.size() - 2, 2, "KB") == 0 || s.compare(s.size() - 2, 2, "MB") == 0)) {
-        multiplier = s[s.size() - 2] == 'K' ? 1024 : 1048576;
-        end -= 2;
-    }
-    if (pos >= end)
-        refuse(QStringLiteral("cannot read the integer '%1'").arg(QString::fromStdString(s)));
-    uint64_t v = 0;
-    for (size_t k = pos; k < end; ++k) {
-        const char ch = s[k];
-        int digit = -1;
-        if (ch >= '0' && ch <= '9')
-            digit = ch - '0';
-        else if (ch >= 'a' && ch <= 'f')
-            digit = ch - 'a' + 10;
-        else if (ch >= 'A' && ch <= 'F')
-            digit = ch - 'A' + 10;
-        if (digit < 0 || digit >= base)
-            refuse(QStringLiteral("cannot read the integer '%1'").arg(QString::fromStdString(s)));
-        if (v > (uint64_t(Int64Max) - uint64_t(digit)) / uint64_t(base))
-            refuse(QStringLiteral("integer overflow in '%1' (YARA refuses it)").arg(QString::fromStdString(s)));
-        v = v * uint64_t(base) + uint64_t(digit);
-    }
-    if (int64_t(v) > Int64Max / multiplier)
-        refuse(QStringLiteral("integer overflow in '%1' (YARA refuses it)").arg(QString::fromStdString(s)));
-    return int64_t(v) * multiplier;
-}
-
-/// An arithmetic operator as it appears in yaramod's tree, in source order.
-struct ArithToken
-{
-    enum Kind { Operand, Binary, Prefix } kind;
-    Op op = Op::Const;
-    const Expression *operand = nullptr;
-};
-
-bool binaryArith(const Expression *e, Op *op)
-{
-    if (dynamic_cast<const PlusExpression *>(e))
-        *op = Op::Add;
-    else if (dynamic_cast<const MinusExpression *>(e))
-        *op = Op::Sub;
-    else if (dynamic_cast<const MultiplyExpression *>(e))
-        *op = Op::Mul;
-    else if (dynamic_cast<const DivideExpression *>(e))
-        *op = Op::Div;
-    else if (dynamic_cast<const ModuloExpression *>(e))
-        *op = Op::Mod;
-    else if (dynamic_cast<const BitwiseAndExpression *>(e))
-        *op = Op::BitAnd;
-    else if (dynamic_cast<const BitwiseOrExpression *>(e))
-        *op = Op::BitOr;
-    else if (dynamic_cast<const BitwiseXorExpression *>(e))
-        *op = Op::BitXor;
-    else if (dynamic_cast<const ShiftLeftExpression *>(e))
-        *op = Op::Shl;
-    else if (dynamic_cast<const ShiftRightExpression *>(e))
-        *op = Op::Shr;
-    else
-        return false;
-    return true;
-}
-
-bool prefixArith(const Expression *e, Op *op)
-{
-    if (dynamic_cast<const UnaryMinusExpression *>(e))
-        *op = Op::Neg;
-    else if (dynamic_cast<const BitwiseNotExpression *>(e))
-        *op = Op::BitNot;
-    else
-        return false;
-    return true;
-}
-
-/// YARA's precedences (grammar.y): | < ^ < & < shifts < + - < * \ %.
-int precedence(Op op)
-{
-    switch (op) {
-    case Op::BitOr:
-        return 1;
-    case Op::BitXor:
-        return 2;
-    case Op::BitAnd:
-        return 3;
-    case Op::Shl:
-    case Op::Shr:
-        return 4;
-    case Op::Add:
-    case Op::Sub:
-        return 5;
-    default:
-        return 6;
-    }
-}
 
 int64_t yaraAbs(int64_t v)
 {
@@ -249,28 +84,23 @@ int64_t yaraAbs(int64_t v)
 class Compiler
 {
 public:
-    Compiler(const Rule &rule, const std::function<int(const std::string &)> &ruleIndex)
-        : m_ruleIndex(ruleIndex)
+    Compiler(const YaraRuleDecl &rule, const YaraConditionCompiler::Scope &scope)
+        : m_scope(scope)
     {
-        for (const String *s : rule.getStrings())
-            m_stringIds.push_back(s->getIdentifier());
+        for (const YaraStringDecl &s : rule.strings)
+            m_stringIds.push_back(s.id);
         m_use.resize(m_stringIds.size());
     }
 
-    std::shared_ptr<const ConditionProgram> compile(const Expression *condition,
+    std::shared_ptr<const ConditionProgram> compile(const YaraExpr *condition,
                                                     std::vector<YaraConditionCompiler::StringUse> *uses)
     {
         if (!condition)
             refuse(QStringLiteral("the rule has no condition"));
-        const std::string module = firstModule(condition);
-        if (!module.empty())
-            refuse(QStringLiteral("needs module '%1' (modules are not supported)").arg(QString::fromStdString(module)));
-        const Value root = expr(condition);
+        const Value root = boolean(condition);
         for (size_t k = 0; k < m_use.size(); ++k) {
             if (!m_use[k].referenced)
-                refuse(QStringLiteral("string %1 (number %2) is not used in the condition (YARA refuses such rules)")
-                           .arg(QString::fromStdString(m_stringIds[k]))
-                           .arg(k + 1));
+                refuse(QStringLiteral("unreferenced string \"%1\"").arg(q(m_stringIds[k])));
         }
         if (uses) {
             uses->clear();
@@ -281,7 +111,8 @@ public:
                 uses->push_back(use);
             }
         }
-        return std::make_shared<const ConditionProgram>(std::move(m_nodes), std::move(m_lists), root.node);
+        return std::make_shared<const ConditionProgram>(std::move(m_nodes), std::move(m_lists), root.node,
+                                                        std::move(m_strings), std::move(m_regexes));
     }
 
 private:
@@ -294,7 +125,6 @@ private:
         int64_t offset = U;
     };
 
-    /// A use of string `ref` (a loop's `$` applies to all the rule's strings); `at` is the constant of an `at`.
     void use(int32_t ref, bool isAt, int64_t at = U)
     {
         if (ref < 0) {
@@ -324,68 +154,79 @@ private:
 
     struct Loop
     {
-        std::string variable; ///< empty for a for-of loop
-        bool ready = false;   ///< false while its own range is compiled (the variable is not set yet)
+        std::vector<QByteArray> variables; ///< empty for a for-of loop
+        bool ready = false;                ///< false while its own range is compiled (the variable is not set yet)
     };
 
     int32_t add(Op op, int32_t a = -1, int32_t b = -1, int32_t c = -1, int32_t d = -1, int64_t imm = 0)
     {
-        m_nodes.push_back(Node{op, a, b, c, d, imm});
+        m_nodes.push_back(Node{ op, a, b, c, d, imm });
         return int32_t(m_nodes.size() - 1);
     }
 
-    Value boolean(int32_t node) { return Value{node, false, U}; }
-    Value integer(int32_t node, int64_t constant = U) { return Value{node, true, constant}; }
-    Value constant(int64_t v) { return integer(add(Op::Const, -1, -1, -1, -1, v), v); }
+    Value make(Type type, int32_t node, int64_t constant = U) { return Value{ node, type, constant, false }; }
+    Value constant(int64_t v) { return make(Type::Integer, add(Op::Const, -1, -1, -1, -1, v), v); }
+    Value real(double v) { return make(Type::Float, add(Op::Const, -1, -1, -1, -1, std::bit_cast<int64_t>(v))); }
 
-    Value intExpr(const Expression *e, const char *where)
+    Value text(const QByteArray &s, bool literal)
     {
-        const Value v = expr(e);
-        if (!v.isInt)
-            refuse(QStringLiteral("'%1' is not an integer (in %2)").arg(text(e), QLatin1String(where)));
+        m_strings.push_back(s);
+        Value v = make(Type::String, add(Op::StrConst, -1, -1, -1, -1, int64_t(m_strings.size() - 1)));
+        v.literalString = literal;
         return v;
     }
 
-    int32_t stringRef(std::string id)
+    [[noreturn]] void wrongType(const Value &v, const char *op)
     {
-        id[0] = '$';
+        refuse(QStringLiteral("wrong type \"%1\" for %2 operator").arg(QLatin1String(typeName(v.type)), QLatin1String(op)));
+    }
+
+    Value check(const Value &v, Type t, const char *op)
+    {
+        if (v.type != t)
+            wrongType(v, op);
+        return v;
+    }
+
+    /// grammar.y's boolean_expression: a string there is true when not empty.
+    Value boolean(const YaraExpr *e)
+    {
+        const Value v = expr(e);
+        if (v.type == Type::String)
+            return make(Type::Boolean, add(Op::StrToBool, v.node));
+        return v;
+    }
+
+    int32_t stringRef(const QByteArray &id)
+    {
         if (id == "$") {
             if (m_forOfSlot < 0)
-                refuse(QStringLiteral("anonymous string reference outside a for-of loop"));
+                refuse(QStringLiteral("wrong use of anonymous string"));
             return ConditionProgram::loopStringRef(m_forOfSlot);
         }
         for (size_t k = 0; k < m_stringIds.size(); ++k) {
             if (m_stringIds[k] == id)
                 return int32_t(k);
         }
-        refuse(QStringLiteral("undefined string %1").arg(QString::fromStdString(id)));
+        refuse(QStringLiteral("undefined string identifier \"%1\"").arg(q(id)));
     }
 
     /// Pushes the strings a set names onto m_lists, duplicates kept (YARA counts `($a, $a)` as two strings).
-    std::pair<int32_t, int32_t> stringSet(const Expression *set)
+    std::pair<int32_t, int32_t> stringSet(const YaraExpr *set)
     {
-        std::vector<std::string> patterns;
-        if (dynamic_cast<const ThemExpression *>(set)) {
+        std::vector<QByteArray> patterns;
+        if (set->kind == K::Them)
             patterns.push_back("$*");
-        } else if (const auto *s = dynamic_cast<const SetExpression *>(set)) {
-            for (const auto &element : s->getElements()) {
-                if (dynamic_cast<const StringExpression *>(element.get())
-                    || dynamic_cast<const StringWildcardExpression *>(element.get()))
-                    patterns.push_back(element->getText());
-                else
-                    refuse(QStringLiteral("unsupported set element '%1'").arg(text(element.get())));
-            }
-        } else {
-            refuse(QStringLiteral("unsupported set '%1'").arg(text(set)));
-        }
+        else
+            patterns = set->names;
         const int32_t start = int32_t(m_lists.size());
-        for (const std::string &pattern : patterns) {
-            const bool wildcard = !pattern.empty() && pattern.back() == '*';
-            const std::string prefix = wildcard ? pattern.substr(0, pattern.size() - 1) : pattern;
+        for (const QByteArray &pattern : patterns) {
+            const bool wildcard = pattern.endsWith('*');
+            const QByteArray prefix = wildcard ? pattern.left(pattern.size() - 1) : pattern;
             int matched = 0;
             for (size_t k = 0; k < m_stringIds.size(); ++k) {
-                const std::string &id = m_stringIds[k];
-                if (wildcard ? id.compare(0, prefix.size(), prefix) == 0 : id == prefix) {
+                const QByteArray &id = m_stringIds[k];
+                if (wildcard ? id.startsWith(prefix) : id == prefix) {
                     m_lists.push_back(int32_t(k));
                     m_use[k].referenced = true;
                     m_use[k].fixed = false;
@@ -393,361 +234,500 @@ private:
                 }
             }
             if (matched == 0)
-                refuse(QStringLiteral("undefined string %1").arg(QString::fromStdString(pattern)));
+                refuse(QStringLiteral("undefined string identifier \"%1\"").arg(q(pattern)));
         }
-        return {start, int32_t(m_lists.size()) - start};
+        return { start, int32_t(m_lists.size()) - start };
     }
 
-    Value quantifier(const Expression *q)
+    std::pair<int32_t, int32_t> ruleSet(const YaraExpr *set)
     {
-        if (dynamic_cast<const AllExpression *>(q))
-            return constant(U); // YARA pushes undefined for "all"
-        if (dynamic_cast<const AnyExpression *>(q))
-            return constant(1);
-        // YARA does not type-check the quantifier; a rule reference counts as 0 or 1.
-        return expr(q);
+        const int32_t start = int32_t(m_lists.size());
+        for (const QByteArray &name : set->names) {
+            if (name.endsWith('*')) {
+                const std::vector<int> rules = m_scope.rulesWithPrefix ? m_scope.rulesWithPrefix(name.chopped(1))
+                                                                       : std::vector<int>();
+                if (rules.empty())
+                    refuse(QStringLiteral("undefined identifier \"%1\"").arg(q(name)));
+                m_lists.insert(m_lists.end(), rules.begin(), rules.end());
+                continue;
+            }
+            const int index = m_scope.ruleIndex ? m_scope.ruleIndex(name) : -1;
+            if (index < 0)
+                refuse(QStringLiteral("undefined identifier \"%1\"").arg(q(name)));
+            m_lists.push_back(index);
+        }
+        return { start, int32_t(m_lists.size()) - start };
     }
 
-    int enterLoop(const std::string &variable)
+    Value quantifier(const YaraExpr *e)
+    {
+        if (e->kind == K::All)
+            return constant(U); // YARA pushes undefined for "all"
+        if (e->kind == K::Any)
+            return constant(1);
+        if (e->kind == K::None)
+            return constant(0);
+        // YARA does not type-check the quantifier; a rule reference counts as 0 or 1.
+        return expr(e);
+    }
+
+    int enterLoop(std::vector<QByteArray> variables)
     {
         if (int(m_loops.size()) == ConditionProgram::MaxLoopDepth)
-            refuse(QStringLiteral("more than %1 nested loops (YARA refuses it)").arg(ConditionProgram::MaxLoopDepth));
-        m_loops.push_back(Loop{variable, false});
+            refuse(QStringLiteral("loop nesting limit exceeded"));
+        for (const QByteArray &v : variables)
+            for (const Loop &l : m_loops)
+                for (const QByteArray &outer : l.variables)
+                    if (outer == v)
+                        refuse(QStringLiteral("duplicated loop identifier \"%1\"").arg(q(v)));
+        m_loops.push_back(Loop{ std::move(variables), false });
         return int(m_loops.size()) - 1;
     }
 
-    /// The name of the variable of `for Q i in ...`; yaramod keeps it but offers no getter.
-    static std::string loopVariable(const ForIntExpression *f)
+    std::pair<int32_t, int32_t> range(const YaraExpr *r)
     {
-        const std::string all = f->getText();
-        const std::string prefix = "for " + f->getVariable()->getText() + " ";
-        if (all.compare(0, prefix.size(), prefix) != 0)
-            refuse(QStringLiteral("cannot read the loop variable of '%1'").arg(text(f)));
-        const size_t end = all.find(' ', prefix.size());
-        return all.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
+        const Value low = expr(r->child(0));
+        const Value high = expr(r->child(1));
+        if (low.type != Type::Integer)
+            refuse(QStringLiteral("wrong type for range's lower bound"));
+        if (high.type != Type::Integer)
+            refuse(QStringLiteral("wrong type for range's upper bound"));
+        return { low.node, high.node };
     }
 
-    // Arithmetic: yaramod's tree is flattened back to source order and parsed again with YARA's precedences.
-    void flatten(const Expression *e, std::vector<ArithToken> &out)
+    /// int to float where the other operand is a float (parser.c, yr_parser_reduce_operation).
+    std::pair<int32_t, int32_t> floats(const Value &l, const Value &r)
     {
-        Op op;
-        if (binaryArith(e, &op)) {
-            const auto *b = static_cast<const BinaryOpExpression *>(e);
-            flatten(b->getLeftOperand().get(), out);
-            out.push_back(ArithToken{ArithToken::Binary, op, nullptr});
-            flatten(b->getRightOperand().get(), out);
-        } else if (prefixArith(e, &op)) {
-            out.push_back(ArithToken{ArithToken::Prefix, op, nullptr});
-            flatten(static_cast<const UnaryOpExpression *>(e)->getOperand().get(), out);
-        } else {
-            out.push_back(ArithToken{ArithToken::Operand, Op::Const, e});
+        const int32_t a = l.type == Type::Integer ? add(Op::IntToFloat, l.node) : l.node;
+        const int32_t b = r.type == Type::Integer ? add(Op::IntToFloat, r.node) : r.node;
+        return { a, b };
+    }
+
+    static bool numeric(const Value &v) { return v.type == Type::Integer || v.type == Type::Float; }
+
+    /// + - * \ on integers or floats, with YARA's compile-time checks on integer constants (grammar.y).
+    Value arithmetic(const QByteArray &op, const Value &l, const Value &r)
+    {
+        if (!numeric(l) || !numeric(r)) {
+            if (l.type == Type::String && r.type == Type::String)
+                refuse(QStringLiteral("strings don't support \"%1\" operation").arg(q(op)));
+            refuse(QStringLiteral("type mismatch"));
         }
-    }
-
-    Value parseArith(const std::vector<ArithToken> &tokens, size_t &pos, int minPrecedence)
-    {
-        Value left = parsePrefix(tokens, pos);
-        while (pos < tokens.size() && tokens[pos].kind == ArithToken::Binary
-               && precedence(tokens[pos].op) >= minPrecedence) {
-            const Op op = tokens[pos++].op;
-            const Value right = parseArith(tokens, pos, precedence(op) + 1);
-            left = binary(op, left, right);
+        if (l.type == Type::Float || r.type == Type::Float) {
+            const auto [a, b] = floats(l, r);
+            const Op fop = op == "+" ? Op::FAdd : op == "-" ? Op::FSub : op == "*" ? Op::FMul : Op::FDiv;
+            return make(Type::Float, add(fop, a, b));
         }
-        return left;
-    }
-
-    Value parsePrefix(const std::vector<ArithToken> &tokens, size_t &pos)
-    {
-        if (pos >= tokens.size())
-            refuse(QStringLiteral("malformed arithmetic expression"));
-        const ArithToken &t = tokens[pos++];
-        if (t.kind == ArithToken::Prefix) {
-            const Value v = parsePrefix(tokens, pos);
-            if (!v.isInt)
-                refuse(QStringLiteral("operand of '%1' is not an integer").arg(QLatin1String(t.op == Op::Neg ? "-" : "~")));
-            int64_t k = U;
-            if (v.constant != U)
-                k = t.op == Op::Neg ? int64_t(0 - uint64_t(v.constant)) : ~v.constant;
-            return integer(add(t.op, v.node), k);
-        }
-        if (t.kind != ArithToken::Operand)
-            refuse(QStringLiteral("malformed arithmetic expression"));
-        const Value v = expr(t.operand);
-        if (!v.isInt)
-            refuse(QStringLiteral("'%1' is not an integer").arg(text(t.operand)));
-        return v;
-    }
-
-    /// One binary integer operator, with YARA's compile-time checks on constants (grammar.y).
-    Value binary(Op op, const Value &l, const Value &r)
-    {
         const int64_t i1 = l.constant;
         const int64_t i2 = r.constant;
         const bool both = i1 != U && i2 != U;
         const auto overflow = [&](const char *sign) {
-            refuse(QStringLiteral("integer overflow in %1 %2 %3 (YARA refuses it)").arg(i1).arg(QLatin1String(sign)).arg(i2));
+            refuse(QStringLiteral("integer overflow in \"%1 %2 %3\"").arg(i1).arg(QLatin1String(sign)).arg(i2));
         };
         int64_t k = U;
-        switch (op) {
-        case Op::Add:
+        Op iop = Op::Add;
+        if (op == "+") {
             if (both && ((i2 > 0 && i1 > Int64Max - i2) || (i2 < 0 && i1 < Int64Min - i2)))
                 overflow("+");
             k = both ? i1 + i2 : U;
-            break;
-        case Op::Sub:
+        } else if (op == "-") {
+            iop = Op::Sub;
             if (both && ((i2 < 0 && i1 > Int64Max + i2) || (i2 > 0 && i1 < Int64Min + i2)))
                 overflow("-");
             k = both ? i1 - i2 : U;
-            break;
-        case Op::Mul:
+        } else if (op == "*") {
+            iop = Op::Mul;
             if (both && i2 != 0 && yaraAbs(i1) > Int64Max / yaraAbs(i2))
                 overflow("*");
             k = both ? int64_t(uint64_t(i1) * uint64_t(i2)) : U;
-            break;
-        case Op::Div:
-        case Op::Mod:
+        } else {
+            iop = Op::Div;
             if (i2 == 0)
-                refuse(QStringLiteral("division by zero (YARA refuses it)"));
+                refuse(QStringLiteral("division by zero"));
             if (both && !(i1 == Int64Min && i2 == -1))
-                k = op == Op::Div ? i1 / i2 : i1 % i2;
-            break;
-        case Op::BitAnd:
-            k = both ? (i1 & i2) : U;
-            break;
-        case Op::BitOr:
-            k = both ? (i1 | i2) : U;
-            break;
-        case Op::BitXor:
-            k = both ? (i1 ^ i2) : U;
-            break;
-        case Op::Shl:
-        case Op::Shr:
+                k = i1 / i2;
+        }
+        return make(Type::Integer, add(iop, l.node, r.node), k);
+    }
+
+    /// % | ^ & << >>: integers only.
+    Value bitwise(const QByteArray &op, const Value &l, const Value &r)
+    {
+        const QByteArray shown = op == "&" ? QByteArray("^") : op; // YARA's message for & says ^
+        check(l, Type::Integer, shown.constData());
+        check(r, Type::Integer, shown.constData());
+        const int64_t i1 = l.constant;
+        const int64_t i2 = r.constant;
+        const bool both = i1 != U && i2 != U;
+        int64_t k = U;
+        Op iop = Op::Mod;
+        if (op == "%") {
+            if (i2 == 0)
+                refuse(QStringLiteral("division by zero"));
+            if (both && !(i1 == Int64Min && i2 == -1))
+                k = i1 % i2;
+        } else if (op == "|" || op == "^" || op == "&") {
+            iop = op == "|" ? Op::BitOr : op == "^" ? Op::BitXor : Op::BitAnd;
+            if (both)
+                k = op == "|" ? (i1 | i2) : op == "^" ? (i1 ^ i2) : (i1 & i2);
+        } else {
+            iop = op == "<<" ? Op::Shl : Op::Shr;
             if (i2 != U && i2 < 0)
-                refuse(QStringLiteral("negative shift (YARA refuses it)"));
+                refuse(QStringLiteral("invalid operand"));
             if (i2 != U && i2 >= 64)
                 k = 0;
             else if (both) // YARA's constant for >> is computed with << as well (grammar.y), so must ours be
                 k = int64_t(uint64_t(i1) << i2);
-            break;
-        default:
-            break;
         }
-        return integer(add(op, l.node, r.node), k);
+        return make(Type::Integer, add(iop, l.node, r.node), k);
     }
 
-    Value comparison(Op op, const BinaryOpExpression *e)
+    Value comparison(const QByteArray &op, const Value &l, const Value &r)
     {
-        const Value l = intExpr(e->getLeftOperand().get(), "a comparison");
-        const Value r = intExpr(e->getRightOperand().get(), "a comparison");
-        return boolean(add(op, l.node, r.node));
+        static const std::pair<const char *, std::array<Op, 3>> ops[] = {
+            { "==", { Op::Eq, Op::FEq, Op::StrEq } }, { "!=", { Op::Ne, Op::FNe, Op::StrNe } },
+            { "<", { Op::Lt, Op::FLt, Op::StrLt } },  { "<=", { Op::Le, Op::FLe, Op::StrLe } },
+            { ">", { Op::Gt, Op::FGt, Op::StrGt } },  { ">=", { Op::Ge, Op::FGe, Op::StrGe } },
+        };
+        std::array<Op, 3> choice{};
+        for (const auto &[name, o] : ops)
+            if (op == name)
+                choice = o;
+        if (numeric(l) && numeric(r)) {
+            if (l.type == Type::Integer && r.type == Type::Integer)
+                return make(Type::Boolean, add(choice[0], l.node, r.node));
+            const auto [a, b] = floats(l, r);
+            return make(Type::Boolean, add(choice[1], a, b));
+        }
+        if (l.type == Type::String && r.type == Type::String)
+            return make(Type::Boolean, add(choice[2], l.node, r.node));
+        refuse(QStringLiteral("type mismatch"));
     }
 
-    std::pair<int32_t, int32_t> range(const Expression *e)
+    Value stringOperator(const QByteArray &op, const YaraExpr *e)
     {
-        const auto *r = dynamic_cast<const RangeExpression *>(e);
-        if (!r)
-            refuse(QStringLiteral("unsupported range '%1'").arg(text(e)));
-        const Value low = intExpr(r->getLow().get(), "a range");
-        const Value high = intExpr(r->getHigh().get(), "a range");
-        return {low.node, high.node};
+        const char *name = op.constData();
+        const Value l = check(expr(e->child(0)), Type::String, name);
+        if (op == "matches") {
+            const Value r = expr(e->child(1));
+            if (r.type != Type::Regex)
+                wrongType(r, "matches");
+            return make(Type::Boolean, add(Op::Matches, l.node, -1, -1, -1, r.constant));
+        }
+        const Value r = check(expr(e->child(1)), Type::String, name);
+        static const std::pair<const char *, Op> ops[] = {
+            { "contains", Op::Contains },     { "icontains", Op::IContains }, { "startswith", Op::StartsWith },
+            { "istartswith", Op::IStartsWith }, { "endswith", Op::EndsWith }, { "iendswith", Op::IEndsWith },
+            { "iequals", Op::IEquals },
+        };
+        for (const auto &[n, o] : ops)
+            if (op == n)
+                return make(Type::Boolean, add(o, l.node, r.node));
+        refuse(QStringLiteral("unknown operator %1").arg(q(op)));
     }
 
-    Value expr(const Expression *e)
+    Value regex(const YaraExpr *e)
     {
-        if (!e)
-            refuse(QStringLiteral("empty expression"));
-        Op op;
-        if (binaryArith(e, &op) || prefixArith(e, &op)) {
-            std::vector<ArithToken> tokens;
-            flatten(e, tokens);
-            size_t pos = 0;
-            const Value v = parseArith(tokens, pos, 0);
-            if (pos != tokens.size())
-                refuse(QStringLiteral("malformed arithmetic expression '%1'").arg(text(e)));
-            return v;
-        }
-        if (const auto *p = dynamic_cast<const ParenthesesExpression *>(e))
-            return expr(p->getEnclosedExpression().get());
-        if (const auto *b = dynamic_cast<const BoolLiteralExpression *>(e))
-            return boolean(add(Op::Const, -1, -1, -1, -1, b->getValue() ? 1 : 0));
-        if (dynamic_cast<const IntLiteralExpression *>(e))
-            return constant(parseLiteral(e->getText()));
-        if (dynamic_cast<const DoubleLiteralExpression *>(e))
-            refuse(QStringLiteral("uses a floating-point number (not supported)"));
-        if (dynamic_cast<const StringLiteralExpression *>(e) || dynamic_cast<const RegexpExpression *>(e)
-            || dynamic_cast<const ContainsExpression *>(e) || dynamic_cast<const MatchesExpression *>(e))
-            refuse(QStringLiteral("uses text strings or regular expressions in the condition (not supported)"));
-        if (dynamic_cast<const FilesizeExpression *>(e))
-            return integer(add(Op::FileSize));
-        if (dynamic_cast<const EntrypointExpression *>(e))
-            refuse(QStringLiteral("uses 'entrypoint' (needs the pe or elf module; modules are not supported)"));
-
-        if (const auto *n = dynamic_cast<const NotExpression *>(e))
-            return boolean(add(Op::Not, expr(n->getOperand().get()).node));
-        if (const auto *a = dynamic_cast<const AndExpression *>(e)) {
-            const Value l = expr(a->getLeftOperand().get());
-            const Value r = expr(a->getRightOperand().get());
-            return boolean(add(Op::And, l.node, r.node));
-        }
-        if (const auto *o = dynamic_cast<const OrExpression *>(e)) {
-            const Value l = expr(o->getLeftOperand().get());
-            const Value r = expr(o->getRightOperand().get());
-            return boolean(add(Op::Or, l.node, r.node));
-        }
-        if (const auto *c = dynamic_cast<const LtExpression *>(e))
-            return comparison(Op::Lt, c);
-        if (const auto *c = dynamic_cast<const LeExpression *>(e))
-            return comparison(Op::Le, c);
-        if (const auto *c = dynamic_cast<const GtExpression *>(e))
-            return comparison(Op::Gt, c);
-        if (const auto *c = dynamic_cast<const GeExpression *>(e))
-            return comparison(Op::Ge, c);
-        if (const auto *c = dynamic_cast<const EqExpression *>(e))
-            return comparison(Op::Eq, c);
-        if (const auto *c = dynamic_cast<const NeqExpression *>(e))
-            return comparison(Op::Ne, c);
-
-        // The string is resolved after its operands, as YARA's grammar actions run, so that uses replay in order.
-        if (const auto *s = dynamic_cast<const StringExpression *>(e)) {
-            const int32_t ref = stringRef(s->getId());
-            use(ref, false);
-            return boolean(add(Op::Found, -1, ref));
-        }
-        if (const auto *s = dynamic_cast<const StringAtExpression *>(e)) {
-            const Value at = intExpr(s->getAtExpression().get(), "'at'");
-            const int32_t ref = stringRef(s->getId());
-            use(ref, true, at.constant);
-            return boolean(add(Op::FoundAt, at.node, ref));
-        }
-        if (const auto *s = dynamic_cast<const StringInRangeExpression *>(e)) {
-            const auto [low, high] = range(s->getRangeExpression().get());
-            const int32_t ref = stringRef(s->getId());
-            use(ref, false);
-            return boolean(add(Op::FoundIn, low, ref, high));
-        }
-        if (const auto *s = dynamic_cast<const StringCountExpression *>(e)) {
-            const int32_t ref = stringRef(s->getId());
-            use(ref, false);
-            return integer(add(Op::Count, -1, ref));
-        }
-        if (const auto *s = dynamic_cast<const StringOffsetExpression *>(e)) {
-            const int32_t index = s->getIndexExpression() ? intExpr(s->getIndexExpression().get(), "'@'").node
-                                                          : constant(1).node;
-            const int32_t ref = stringRef(s->getId());
-            use(ref, false);
-            return integer(add(Op::Offset, index, ref));
-        }
-        if (const auto *s = dynamic_cast<const StringLengthExpression *>(e)) {
-            const int32_t index = s->getIndexExpression() ? intExpr(s->getIndexExpression().get(), "'!'").node
-                                                          : constant(1).node;
-            const int32_t ref = stringRef(s->getId());
-            use(ref, false);
-            return integer(add(Op::Length, index, ref));
-        }
-        if (const auto *f = dynamic_cast<const IntFunctionExpression *>(e))
-            return readFunction(f);
-
-        if (const auto *o = dynamic_cast<const OfExpression *>(e)) {
-            const Value q = quantifier(o->getVariable().get());
-            const auto [start, count] = stringSet(o->getIteratedSet().get());
-            return boolean(add(Op::Of, q.node, start, count));
-        }
-        if (const auto *f = dynamic_cast<const ForStringExpression *>(e)) {
-            const Value q = quantifier(f->getVariable().get());
-            const auto [start, count] = stringSet(f->getIteratedSet().get());
-            const int slot = enterLoop({});
-            m_loops.back().ready = true;
-            const int outerForOf = m_forOfSlot;
-            m_forOfSlot = slot;
-            const Value body = expr(f->getBody().get());
-            m_forOfSlot = outerForOf;
-            m_loops.pop_back();
-            return boolean(add(Op::ForOf, q.node, start, count, body.node, slot));
-        }
-        if (const auto *f = dynamic_cast<const ForIntExpression *>(e))
-            return forInt(f);
-
-        if (const auto *id = dynamic_cast<const IdExpression *>(e))
-            return identifier(id);
-
-        refuse(QStringLiteral("unsupported expression '%1'").arg(text(e)));
+        RegexFlags flags;
+        flags.caseless = e->regexNocase;
+        flags.dotAll = e->regexDotAll;
+        flags.posixClasses = false;
+        RegexParser::Result parsed = RegexParser::parse(e->text, flags);
+        if (!parsed.error.isEmpty())
+            refuse(QStringLiteral("invalid regular expression \"/%1/\": %2").arg(q(e->text), parsed.error));
+        m_regexes.push_back(std::make_shared<PriorityMatcher>(parsed.regex));
+        Value v = make(Type::Regex, -1);
+        v.constant = int64_t(m_regexes.size() - 1);
+        return v;
     }
 
-    Value readFunction(const IntFunctionExpression *f)
+    /// The root identifier of `a.b[c](d)`.
+    static const YaraExpr *rootOf(const YaraExpr *e)
     {
-        std::string name = f->getFunction();
+        while (e && (e->kind == K::Field || e->kind == K::Index || e->kind == K::Call))
+            e = e->child(0);
+        return e;
+    }
+
+    Value structured(const YaraExpr *e)
+    {
+        const YaraExpr *root = rootOf(e);
+        if (root && root->kind == K::Identifier) {
+            if (m_scope.modules.count(root->text))
+                refuse(QStringLiteral("needs module '%1' (modules are not supported yet)").arg(q(root->text)));
+            for (const Loop &l : m_loops)
+                for (const QByteArray &v : l.variables)
+                    if (v == root->text)
+                        refuse(QStringLiteral("\"%1\" is not a structure").arg(q(root->text)));
+            if ((m_scope.externals && m_scope.externals->count(root->text))
+                || (m_scope.ruleIndex && m_scope.ruleIndex(root->text) >= 0)) {
+                const char *what = e->kind == K::Field ? "is not a structure"
+                                   : e->kind == K::Index ? "is not an array or dictionary"
+                                                         : "is not a function";
+                refuse(QStringLiteral("\"%1\" %2").arg(q(root->text), QLatin1String(what)));
+            }
+            return undefinedIdentifier(root->text);
+        }
+        refuse(QStringLiteral("unsupported expression '%1'").arg(q(e->describe())));
+    }
+
+    [[noreturn]] Value undefinedIdentifier(const QByteArray &name)
+    {
+        if (knownModules().count(name))
+            refuse(QStringLiteral("undefined identifier \"%1\" (the module is not imported: import \"%1\")").arg(q(name)));
+        refuse(QStringLiteral("undefined identifier \"%1\" (an external variable? define it with -d %1=VALUE)")
+                   .arg(q(name)));
+    }
+
+    Value identifier(const YaraExpr *id)
+    {
+        const QByteArray &name = id->text;
+        for (int k = int(m_loops.size()) - 1; k >= 0; --k) {
+            for (const QByteArray &v : m_loops[size_t(k)].variables) {
+                if (v != name)
+                    continue;
+                if (!m_loops[size_t(k)].ready)
+                    refuse(QStringLiteral("undefined identifier \"%1\"").arg(q(name)));
+                return make(Type::Integer, add(Op::LoopVar, -1, -1, -1, -1, k));
+            }
+        }
+        if (m_scope.externals) {
+            const auto it = m_scope.externals->find(name);
+            if (it != m_scope.externals->end()) {
+                // An external is not a constant to YARA's compiler: its value may change before a scan.
+                const YaraExternal &x = it->second;
+                switch (x.type) {
+                case YaraExternal::Type::Integer:
+                case YaraExternal::Type::Boolean:
+                    return make(Type::Integer, add(Op::Const, -1, -1, -1, -1, x.integer));
+                case YaraExternal::Type::Float:
+                    return make(Type::Float, add(Op::Const, -1, -1, -1, -1, std::bit_cast<int64_t>(x.real)));
+                case YaraExternal::Type::String:
+                    return text(x.text, false);
+                }
+            }
+        }
+        if (m_scope.modules.count(name))
+            refuse(QStringLiteral("needs module '%1' (modules are not supported yet)").arg(q(name)));
+        const int index = m_scope.ruleIndex ? m_scope.ruleIndex(name) : -1;
+        if (index >= 0)
+            return make(Type::Boolean, add(Op::Rule, -1, -1, -1, -1, index));
+        undefinedIdentifier(name);
+    }
+
+    Value readFunction(const YaraExpr *f)
+    {
+        QByteArray name = f->text;
         int64_t flags = 0;
-        if (name.size() > 2 && name.compare(name.size() - 2, 2, "be") == 0) {
+        if (name.endsWith("be")) {
             flags |= ConditionProgram::ReadBigEndian;
-            name.resize(name.size() - 2);
+            name.chop(2);
         }
-        if (name.compare(0, 4, "uint") == 0)
-            name.erase(0, 4);
-        else if (name.compare(0, 3, "int") == 0) {
+        if (name.startsWith("uint"))
+            name.remove(0, 4);
+        else {
             flags |= ConditionProgram::ReadSigned;
-            name.erase(0, 3);
-        } else
-            refuse(QStringLiteral("unknown function %1").arg(QString::fromStdString(f->getFunction())));
-        if (name == "8")
-            flags |= 1;
-        else if (name == "16")
-            flags |= 2;
-        else if (name == "32")
-            flags |= 4;
-        else
-            refuse(QStringLiteral("unknown function %1").arg(QString::fromStdString(f->getFunction())));
-        const Value offset = intExpr(f->getArgument().get(), "an integer function");
-        return integer(add(Op::Read, offset.node, -1, -1, -1, flags));
+            name.remove(0, 3);
+        }
+        flags |= name == "8" ? 1 : name == "16" ? 2 : 4;
+        const Value offset = check(expr(f->child(0)), Type::Integer, "intXXXX or uintXXXX");
+        return make(Type::Integer, add(Op::Read, offset.node, -1, -1, -1, flags));
     }
 
-    Value forInt(const ForIntExpression *f)
+    Value forIn(const YaraExpr *f)
     {
-        const Value q = quantifier(f->getVariable().get());
-        const int slot = enterLoop(loopVariable(f));
-        const Expression *set = f->getIteratedSet().get();
+        const Value qv = quantifier(f->child(0));
+        const YaraExpr *set = f->child(1);
+        if (set->kind != K::Range && set->kind != K::Enumeration) {
+            const YaraExpr *root = rootOf(set);
+            if (root && root->kind == K::Identifier && m_scope.modules.count(root->text))
+                refuse(QStringLiteral("needs module '%1' (modules are not supported yet)").arg(q(root->text)));
+            if (root && root->kind == K::Identifier && !(m_scope.externals && m_scope.externals->count(root->text)))
+                undefinedIdentifier(root->text);
+            refuse(QStringLiteral("identifier \"%1\" is not iterable").arg(q(set->describe())));
+        }
+        if (f->names.size() != 1)
+            refuse(QStringLiteral("iterator yields an integer on each iteration , but the loop expects %1")
+                       .arg(f->names.size()));
+        const int slot = enterLoop(f->names);
         int32_t node = -1;
-        const int32_t qNode = q.node;
-        if (const auto *s = dynamic_cast<const SetExpression *>(set)) {
+        if (set->kind == K::Enumeration) {
             std::vector<int32_t> items;
-            for (const auto &element : s->getElements())
-                items.push_back(intExpr(element.get(), "an integer enumeration").node);
+            for (const auto &element : set->children) {
+                const Value v = expr(element.get());
+                if (v.type != Type::Integer)
+                    refuse(QStringLiteral("wrong type for enumeration item"));
+                items.push_back(v.node);
+            }
             const int32_t start = int32_t(m_lists.size());
             m_lists.insert(m_lists.end(), items.begin(), items.end());
             m_loops.back().ready = true;
-            const Value body = expr(f->getBody().get());
-            node = add(Op::ForEnum, qNode, start, int32_t(items.size()), body.node, slot);
+            const Value body = boolean(f->child(2));
+            node = add(Op::ForEnum, qv.node, start, int32_t(items.size()), body.node, slot);
         } else {
             const auto [low, high] = range(set);
             m_loops.back().ready = true;
-            const Value body = expr(f->getBody().get());
-            node = add(Op::ForRange, qNode, low, high, body.node, slot);
+            const Value body = boolean(f->child(2));
+            node = add(Op::ForRange, qv.node, low, high, body.node, slot);
         }
         m_loops.pop_back();
-        return boolean(node);
+        return make(Type::Boolean, node);
     }
 
-    Value identifier(const IdExpression *id)
+    Value expr(const YaraExpr *e)
     {
-        const std::string name = id->getSymbol() ? id->getSymbol()->getName() : id->getText();
-        for (int k = int(m_loops.size()) - 1; k >= 0; --k) {
-            if (!m_loops[size_t(k)].variable.empty() && m_loops[size_t(k)].variable == name) {
-                if (!m_loops[size_t(k)].ready)
-                    refuse(QStringLiteral("loop variable %1 used in its own range").arg(QString::fromStdString(name)));
-                return integer(add(Op::LoopVar, -1, -1, -1, -1, k));
-            }
+        if (!e)
+            refuse(QStringLiteral("empty expression"));
+        switch (e->kind) {
+        case K::True:
+        case K::False:
+            return make(Type::Boolean, add(Op::Const, -1, -1, -1, -1, e->kind == K::True ? 1 : 0));
+        case K::Integer:
+            return constant(e->integer);
+        case K::Float:
+            return real(e->real);
+        case K::Text:
+            return text(e->text, true);
+        case K::Regex:
+            return regex(e);
+        case K::Filesize:
+            return make(Type::Integer, add(Op::FileSize));
+        case K::Entrypoint:
+            refuse(QStringLiteral("uses 'entrypoint' (needs the pe or elf module; modules are not supported yet)"));
+        case K::StringFound: {
+            const int32_t ref = stringRef(e->text);
+            use(ref, false);
+            return make(Type::Boolean, add(Op::Found, -1, ref));
         }
-        const int index = m_ruleIndex ? m_ruleIndex(name) : -1;
-        if (index >= 0)
-            return boolean(add(Op::Rule, -1, -1, -1, -1, index));
-        if (id->getSymbol() && id->getSymbol()->getDataType() != Expression::Type::Bool)
-            refuse(QStringLiteral("uses external variable '%1' (not supported)").arg(QString::fromStdString(name)));
-        refuse(QStringLiteral("refers to rule %1, which was rejected or is unknown").arg(QString::fromStdString(name)));
+        case K::StringAt: {
+            // The string is resolved after its operands, as YARA's grammar actions run, so that uses replay in order.
+            const Value at = check(expr(e->child(0)), Type::Integer, "at");
+            const int32_t ref = stringRef(e->text);
+            use(ref, true, at.constant);
+            return make(Type::Boolean, add(Op::FoundAt, at.node, ref));
+        }
+        case K::StringIn: {
+            const auto [low, high] = range(e->child(0));
+            const int32_t ref = stringRef(e->text);
+            use(ref, false);
+            return make(Type::Boolean, add(Op::FoundIn, low, ref, high));
+        }
+        case K::StringCount: {
+            const int32_t ref = stringRef(e->text);
+            use(ref, false);
+            return make(Type::Integer, add(Op::Count, -1, ref));
+        }
+        case K::StringCountIn: {
+            const auto [low, high] = range(e->child(0));
+            const int32_t ref = stringRef(e->text);
+            use(ref, false);
+            return make(Type::Integer, add(Op::CountIn, low, ref, high));
+        }
+        case K::StringOffset:
+        case K::StringLength: {
+            const bool offset = e->kind == K::StringOffset;
+            const int32_t index = e->child(0) ? check(expr(e->child(0)), Type::Integer, offset ? "@" : "!").node
+                                              : constant(1).node;
+            const int32_t ref = stringRef(e->text);
+            use(ref, false);
+            return make(Type::Integer, add(offset ? Op::Offset : Op::Length, index, ref));
+        }
+        case K::IntFunction:
+            return readFunction(e);
+        case K::Identifier:
+            return identifier(e);
+        case K::Field:
+        case K::Index:
+        case K::Call:
+            return structured(e);
+        case K::Not: {
+            const Value v = boolean(e->child(0));
+            return make(Type::Boolean, add(Op::Not, v.node));
+        }
+        case K::Defined: {
+            const Value v = boolean(e->child(0));
+            return make(Type::Boolean, add(Op::Defined, v.node));
+        }
+        case K::And:
+        case K::Or: {
+            const Value l = boolean(e->child(0));
+            const Value r = boolean(e->child(1));
+            return make(Type::Boolean, add(e->kind == K::And ? Op::And : Op::Or, l.node, r.node));
+        }
+        case K::Minus: {
+            const Value v = expr(e->child(0));
+            if (v.type == Type::Float)
+                return make(Type::Float, add(Op::FNeg, v.node));
+            check(v, Type::Integer, "-");
+            return make(Type::Integer, add(Op::Neg, v.node), v.constant == U ? U : int64_t(0 - uint64_t(v.constant)));
+        }
+        case K::BitNot: {
+            const Value v = check(expr(e->child(0)), Type::Integer, "~");
+            return make(Type::Integer, add(Op::BitNot, v.node), v.constant == U ? U : ~v.constant);
+        }
+        case K::Binary: {
+            const QByteArray &op = e->text;
+            if (op == "contains" || op == "icontains" || op == "startswith" || op == "istartswith"
+                || op == "endswith" || op == "iendswith" || op == "iequals" || op == "matches")
+                return stringOperator(op, e);
+            const Value l = expr(e->child(0));
+            const Value r = expr(e->child(1));
+            if (op == "+" || op == "-" || op == "*" || op == "\\")
+                return arithmetic(op, l, r);
+            if (op == "%" || op == "|" || op == "^" || op == "&" || op == "<<" || op == ">>")
+                return bitwise(op, l, r);
+            return comparison(op, l, r);
+        }
+        case K::Of: {
+            const Value qv = quantifier(e->child(0));
+            const YaraExpr *set = e->child(1);
+            if (set->kind == K::RuleSet) {
+                const auto [start, count] = ruleSet(set);
+                return make(Type::Boolean, add(Op::OfRules, qv.node, start, count));
+            }
+            const auto [start, count] = stringSet(set);
+            if (const YaraExpr *r = e->child(2)) {
+                const auto [low, high] = range(r);
+                return make(Type::Boolean, add(Op::OfIn, qv.node, start, count, low, high));
+            }
+            return make(Type::Boolean, add(Op::Of, qv.node, start, count));
+        }
+        case K::PercentOf: {
+            const Value p = check(expr(e->child(0)), Type::Integer, "%");
+            if (p.constant != U && (p.constant < 1 || p.constant > 100))
+                refuse(QStringLiteral("percentage must be between 1 and 100 (inclusive)"));
+            const YaraExpr *set = e->child(1);
+            const bool rules = set->kind == K::RuleSet;
+            const auto [start, count] = rules ? ruleSet(set) : stringSet(set);
+            return make(Type::Boolean, add(Op::PercentOf, p.node, start, count, -1, rules ? 1 : 0));
+        }
+        case K::ForOf: {
+            if (m_forOfSlot >= 0)
+                refuse(QStringLiteral("nested \"for of\" loops"));
+            const Value qv = quantifier(e->child(0));
+            const auto [start, count] = stringSet(e->child(1));
+            const int slot = enterLoop({});
+            m_loops.back().ready = true;
+            m_forOfSlot = slot;
+            const Value body = boolean(e->child(2));
+            m_forOfSlot = -1;
+            m_loops.pop_back();
+            return make(Type::Boolean, add(Op::ForOf, qv.node, start, count, body.node, slot));
+        }
+        case K::ForIn:
+            return forIn(e);
+        default:
+            break;
+        }
+        refuse(QStringLiteral("unsupported expression '%1'").arg(q(e->describe())));
     }
 
-    const std::function<int(const std::string &)> &m_ruleIndex;
-    std::vector<std::string> m_stringIds;
+    const YaraConditionCompiler::Scope &m_scope;
+    std::vector<QByteArray> m_stringIds;
     std::vector<Node> m_nodes;
     std::vector<int32_t> m_lists;
+    std::vector<QByteArray> m_strings;
+    std::vector<std::shared_ptr<const PriorityMatcher>> m_regexes;
     std::vector<Use> m_use;
     std::vector<Loop> m_loops;
     int m_forOfSlot = -1;
@@ -755,13 +735,41 @@ private:
 
 } // namespace
 
-ConditionPtr YaraConditionCompiler::compile(const yaramod::Rule &rule,
-                                            const std::function<int(const std::string &ruleName)> &ruleIndex,
-                                            QString *reason, std::vector<StringUse> *uses)
+YaraExternal YaraExternal::fromDefinition(const QByteArray &value)
+{
+    YaraExternal x;
+    const char *s = value.constData();
+    const char *digits = *s == '-' ? s + 1 : s;
+    bool allDigits = *digits != '\0';
+    int dots = 0;
+    for (const char *p = digits; *p; ++p) {
+        if (*p == '.')
+            ++dots;
+        else if (!std::isdigit(uchar(*p)))
+            allDigits = false;
+    }
+    if (*digits != '.' && dots == 1 && allDigits) {
+        x.type = Type::Float;
+        x.real = std::atof(s);
+    } else if (dots == 0 && allDigits) {
+        x.type = Type::Integer;
+        x.integer = std::atoi(s); // as yara: a C int
+    } else if (value == "true" || value == "false") {
+        x.type = Type::Boolean;
+        x.integer = value == "true" ? 1 : 0;
+    } else {
+        x.type = Type::String;
+        x.text = value;
+    }
+    return x;
+}
+
+ConditionPtr YaraConditionCompiler::compile(const YaraRuleDecl &rule, const Scope &scope, QString *reason,
+                                            std::vector<StringUse> *uses)
 {
     try {
-        Compiler compiler(rule, ruleIndex);
-        return compiler.compile(rule.getCondition().get(), uses);
+        Compiler compiler(rule, scope);
+        return compiler.compile(rule.condition.get(), uses);
     } catch (const Refusal &r) {
         if (reason)
             *reason = r.reason;

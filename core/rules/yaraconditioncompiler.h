@@ -3,33 +3,45 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
-#include <string>
+#include <set>
 #include <vector>
 
+#include <QByteArray>
 #include <QString>
 
 #include "rules/condition.h"
-
-namespace yaramod {
-class Rule;
-}
+#include "rules/yaraast.h"
 
 namespace Hitscope {
 
+/// The value of an external variable, typed as yara types `-d NAME=VALUE` (cli/yara.c's define_external_variables).
+struct YaraExternal
+{
+    enum class Type : uint8_t { Integer, Float, Boolean, String };
+    Type type = Type::String;
+    int64_t integer = 0;
+    double real = 0;
+    QByteArray text;
+
+    /// yara's reading of VALUE: a float when it has one dot and digits, an integer when all digits (as C's
+    /// atoi reads it), true or false, else a string.
+    static YaraExternal fromDefinition(const QByteArray &value);
+};
+
+using YaraExternals = std::map<QByteArray, YaraExternal>;
+
 /**
- * Compiles the condition of a YARA rule parsed by yaramod into a ConditionProgram with YARA 4.2.3's semantics.
+ * Compiles the condition of a parsed YARA rule into a ConditionProgram with YARA 4.2.3's semantics: its types
+ * (integer, float, string, regex, boolean), its compile-time errors (grammar.y, parser.c) and its run-time
+ * values, undefined included.
  *
- * Strings are referred to by their index in rule.getStrings() (declaration order, anonymous strings included),
- * which is the order ConditionContext::strings must follow. Other rules are referred to through `ruleIndex`.
+ * Strings are referred to by their index in rule.strings (declaration order, anonymous strings included), which
+ * is the order ConditionContext::strings must follow.
  *
- * Refused, with a one-line reason: modules (and `entrypoint`), floats, string literals and their operators,
- * external variables, references to rules `ruleIndex` does not know, and what YARA itself refuses to compile
- * (division by a constant zero, integer overflow in constants, a constant negative shift, more than four
- * nested loops, a string the condition never uses).
- *
- * yaramod 3.6 gives unary minus the lowest arithmetic precedence (`-1 + 2` parses as `-(1 + 2)`); arithmetic is
- * therefore re-associated here with YARA's precedences from the operands' source order.
+ * Refused, with a one-line reason: what YARA refuses to compile, and uses of modules (and `entrypoint`), which
+ * are not evaluated yet.
  */
 class YaraConditionCompiler
 {
@@ -46,9 +58,19 @@ public:
         std::optional<int64_t> fixedOffset;
     };
 
+    /// What a condition may name besides its own strings and loop variables.
+    struct Scope
+    {
+        /// The RuleSet index of an accepted rule declared before, or -1.
+        std::function<int(const QByteArray &name)> ruleIndex;
+        /// The accepted rules declared before whose names start with `prefix`, in declaration order.
+        std::function<std::vector<int>(const QByteArray &prefix)> rulesWithPrefix;
+        const YaraExternals *externals = nullptr;
+        std::set<QByteArray> modules; ///< imported by the rule's file
+    };
+
     /// `uses`, when given, receives one entry per string of the rule (same order) when the compilation succeeds.
-    static ConditionPtr compile(const yaramod::Rule &rule,
-                                const std::function<int(const std::string &ruleName)> &ruleIndex, QString *reason,
+    static ConditionPtr compile(const YaraRuleDecl &rule, const Scope &scope, QString *reason,
                                 std::vector<StringUse> *uses = nullptr);
 };
 

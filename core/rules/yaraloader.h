@@ -2,52 +2,54 @@
 #pragma once
 
 #include <map>
-#include <memory>
-#include <string>
+#include <set>
 #include <vector>
 
+#include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 #include "rules/ruleset.h"
-
-namespace yaramod {
-class YaraFile;
-class Yaramod;
-}
+#include "rules/yaraconditioncompiler.h"
+#include "rules/yaralexer.h"
+#include "rules/yaraparser.h"
 
 namespace Hitscope {
 
 /**
- * Loads YARA rule files (.yar, .yara) with yaramod into a RuleSet: strings become patterns for the engines,
- * conditions are compiled for evaluation per file. YARA refuses a whole file for one bad rule; here a rule
- * that does not parse, needs a module, or uses something unsupported is rejected alone (with file, line
- * and reason) and the rest of the file runs. Includes are expanded here, so that errors inside included
- * files name the right file and line. All files share YARA's "default" namespace, as with `yara a.yar
- * b.yar`: rules may refer to rules of files loaded before.
+ * Loads YARA rule files (.yar, .yara) into a RuleSet with Hitscope's own YARA 4.2.3 front end (YaraLexer,
+ * YaraParser, YaraStringCompiler, YaraConditionCompiler): strings become patterns for the engines, conditions
+ * are compiled for evaluation per file. YARA refuses a whole file for one bad rule; here a rule that does not
+ * parse, does not compile, or needs a module is rejected alone (with file, line and reason) and the rest of the
+ * file runs. Includes are expanded here, so that errors inside included files name the right file and line. All
+ * files share YARA's "default" namespace, as with `yara a.yar b.yar`: rules may refer to rules of files loaded
+ * before.
  */
 class YaraLoader
 {
 public:
-    explicit YaraLoader(RuleSet &into);
-    ~YaraLoader();
+    explicit YaraLoader(RuleSet &into, YaraExternals externals = {});
 
     /// Appends the rules of one file (and its includes) to the set given at construction.
     void load(const QString &path);
 
+    /// Whether `data` reads as YARA rules rather than a literal list: it declares a rule or imports a module.
+    static bool looksLikeYara(const QByteArray &data);
+
 private:
-    struct Source;
-    bool expand(const QString &path, int depth, QStringList &stack, Source &source, const QString &fromFile,
-                int fromLine);
     void reject(const QString &file, int line, const QString &rule, const QString &reason);
-    /// Parses `source`, rejecting what yaramod refuses one rule (or line) at a time; null when nothing parses.
-    /// Its first `prefix` lines are imports and stubs: the prefix lines it blanks go to `rejectedPrefixLines`.
-    std::unique_ptr<yaramod::YaraFile> parse(Source &source, int prefix, std::vector<int> &rejectedPrefixLines);
-    /// The parsed rules after the first `prefix` lines, compiled into the set (or rejected).
-    void addRules(const yaramod::YaraFile &parsed, const Source &source, int prefix, const QString &path);
+    /// Tokens of `path` with its includes spliced in; false when the file cannot be read.
+    bool tokenize(const QString &path, int depth, QStringList &stack, std::vector<YaraToken> &out,
+                  const QString &fromFile, int fromLine);
+    void addRule(const YaraRuleDecl &decl);
 
     RuleSet &m_set;
-    std::map<std::string, int> m_ruleByName; ///< accepted rules of the namespace
-    std::unique_ptr<yaramod::Yaramod> m_yaramod;
+    YaraExternals m_externals;
+    QStringList m_files; ///< of the current load(), by YaraToken::file
+    std::map<QByteArray, int> m_ruleByName; ///< accepted rules of the namespace
+    std::vector<QByteArray> m_ruleNames;    ///< accepted rules in declaration order (for `of (prefix*)`)
+    std::set<QByteArray> m_wildcards;       ///< prefixes used in rule sets: later rules may not match them
+    std::set<QByteArray> m_modules;         ///< imported
 };
 
 } // namespace Hitscope

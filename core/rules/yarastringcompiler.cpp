@@ -3,11 +3,6 @@
 
 #include <QRegularExpression>
 
-#include <yaramod/types/hex_string.h>
-#include <yaramod/types/plain_string.h>
-#include <yaramod/types/regexp.h>
-#include <yaramod/types/string.h>
-
 #include "automata/regexparser.h"
 
 namespace Hitscope {
@@ -39,6 +34,13 @@ int copyNode(Regex &into, const Regex &from, int node, Copy mode)
         }
         return into.addBytes(n.bytes);
     case Regex::Node::Type::Assert:
+        if (mode == Copy::Wide && n.assertion == Assertion::WordBoundary)
+            return into.addAssert(Assertion::WideWordBoundary);
+        if (mode == Copy::Wide && n.assertion == Assertion::NotWordBoundary)
+            return into.addAssert(Assertion::WideNotWordBoundary);
+        if (mode == Copy::RelaxBoundaries
+            && (n.assertion == Assertion::WideWordBoundary || n.assertion == Assertion::WideNotWordBoundary))
+            return into.addConcat({});
         if (mode == Copy::RelaxBoundaries && n.assertion == Assertion::WordBoundary)
             return into.addAlternate({ into.addAssert(Assertion::WordBoundary), into.addAssert(Assertion::FileStart),
                                        into.addAssert(Assertion::FileEnd) });
@@ -90,11 +92,6 @@ void quantifierKinds(const Regex &r, bool *greedy, bool *lazy)
             continue;
         (n.greedy ? *greedy : *lazy) = true;
     }
-}
-
-QByteArray toBytes(const std::string &s)
-{
-    return QByteArray(s.data(), qsizetype(s.size()));
 }
 
 class HexParser
@@ -201,6 +198,8 @@ private:
                 } else {
                     if (!hasLo)
                         return fail(QStringLiteral("bad jump"));
+                    if (lo <= 0)
+                        return fail(QStringLiteral("invalid jump length"));
                     hi = lo;
                 }
                 skipSpace();
@@ -277,39 +276,21 @@ private:
     QString m_error;
 };
 
-YaraStringCompiler::Result compileText(const yaramod::String &s)
+YaraStringCompiler::Result compileText(const YaraStringDecl &s)
 {
     YaraStringCompiler::Result result;
-    const QByteArray text = toBytes(s.getPureText());
+    const QByteArray &text = s.value;
     if (text.isEmpty()) {
         result.error = QStringLiteral("empty string");
         return result;
     }
-    const bool wide = s.isWide();
-    const bool xorMod = s.isXor();
-    // yaramod reports ascii when no wide is given; with xor, YARA compares ASCII text unless only wide is asked.
-    const bool ascii = s.isAscii();
-    if (xorMod && s.isNocase()) {
-        result.error = QStringLiteral("xor and nocase cannot be combined");
-        return result;
-    }
-    int lo = 0;
-    int hi = 255;
-    if (xorMod) {
-        static const QRegularExpression keys(QStringLiteral("xor\\(\\s*(\\w+)\\s*(?:-\\s*(\\w+)\\s*)?\\)"));
-        const auto m = keys.match(QString::fromStdString(s.getModifiersText()));
-        if (m.hasMatch()) {
-            bool ok1 = false;
-            bool ok2 = true;
-            lo = m.captured(1).toInt(&ok1, 0);
-            hi = m.captured(2).isEmpty() ? lo : m.captured(2).toInt(&ok2, 0);
-            if (!ok1 || !ok2 || lo < 0 || hi > 255 || lo > hi) {
-                result.error = QStringLiteral("invalid xor key range");
-                return result;
-            }
-        }
-    }
-    const Regex plain = Regex::fromLiteral(text.constData(), int(text.size()), s.isNocase());
+    const bool wide = s.has(YaraStringDecl::Wide);
+    const bool xorMod = s.has(YaraStringDecl::Xor);
+    // As YARA: ascii unless only wide is asked (xor included).
+    const bool ascii = s.has(YaraStringDecl::Ascii) || !wide;
+    const int lo = s.xorMin;
+    const int hi = s.xorMax;
+    const Regex plain = Regex::fromLiteral(text.constData(), int(text.size()), s.has(YaraStringDecl::Nocase));
     // The order is YARA's: at one offset, the first of these that matches is the match.
     std::vector<Regex> keyed;
     std::vector<std::pair<const Regex *, Copy>> parts;
@@ -346,7 +327,7 @@ YaraStringCompiler::Result compileText(const yaramod::String &s)
     auto y = std::make_shared<YaraString>();
     Regex exact = alternation(parts);
     y->matcher = std::make_shared<PriorityMatcher>(exact);
-    y->fullword = s.isFullword();
+    y->fullword = s.has(YaraStringDecl::Fullword);
     y->textLength = int(text.size());
     if (xorMod) {
         if (ascii || !wide)
@@ -369,14 +350,14 @@ YaraStringCompiler::Result compileText(const yaramod::String &s)
     return result;
 }
 
-YaraStringCompiler::Result compileHex(const yaramod::String &s)
+YaraStringCompiler::Result compileHex(const YaraStringDecl &s)
 {
     YaraStringCompiler::Result result;
     auto y = std::make_shared<YaraString>();
     y->hex = true;
     Regex exact;
     bool chained = false;
-    if (!YaraStringCompiler::parseHex(toBytes(s.getPureText()), exact, &chained, &result.error))
+    if (!YaraStringCompiler::parseHex(s.value, exact, &chained, &result.error))
         return result;
     // Chained pieces: YARA confirms a start with the first tail piece that completes the chain.
     y->matcher = std::make_shared<PriorityMatcher>(
@@ -401,19 +382,14 @@ YaraStringCompiler::Result compileHex(const yaramod::String &s)
     return result;
 }
 
-YaraStringCompiler::Result compileRegex(const yaramod::Regexp &s)
+YaraStringCompiler::Result compileRegex(const YaraStringDecl &s)
 {
     YaraStringCompiler::Result result;
-    if (s.isXor()) {
-        result.error = QStringLiteral("xor cannot be used with regular expressions");
-        return result;
-    }
-    const QString suffix = QString::fromStdString(s.getSuffixModifiers());
     RegexFlags flags;
-    flags.caseless = suffix.contains(QLatin1Char('i')) || s.isNocase();
-    flags.dotAll = suffix.contains(QLatin1Char('s'));
+    flags.caseless = s.regexNocase || s.has(YaraStringDecl::Nocase);
+    flags.dotAll = s.regexDotAll;
     flags.posixClasses = false;
-    RegexParser::Result parsed = RegexParser::parse(toBytes(s.getPureText()), flags);
+    RegexParser::Result parsed = RegexParser::parse(s.value, flags);
     if (!parsed.error.isEmpty()) {
         result.error = QStringLiteral("invalid regular expression: %1").arg(parsed.error);
         return result;
@@ -429,13 +405,8 @@ YaraStringCompiler::Result compileRegex(const yaramod::Regexp &s)
         result.error = QStringLiteral("the regular expression matches the empty string");
         return result;
     }
-    const bool wide = s.isWide();
-    const bool ascii = s.isAscii();
-    if (wide && (parsed.regex.usesAssertion(Assertion::WordBoundary)
-                 || parsed.regex.usesAssertion(Assertion::NotWordBoundary))) {
-        result.error = QStringLiteral("\\b and \\B in wide regular expressions are not supported");
-        return result;
-    }
+    const bool wide = s.has(YaraStringDecl::Wide);
+    const bool ascii = s.has(YaraStringDecl::Ascii) || !wide;
     std::vector<std::pair<const Regex *, Copy>> parts;
     if (ascii)
         parts.push_back({ &parsed.regex, Copy::Plain });
@@ -446,12 +417,127 @@ YaraStringCompiler::Result compileRegex(const yaramod::Regexp &s)
     y->matcherIsWide = !ascii;
     if (parts.size() > 1)
         y->wideMatcher = std::make_shared<PriorityMatcher>(alternation({ parts.back() }));
-    y->fullword = s.isFullword();
+    y->fullword = s.has(YaraStringDecl::Fullword);
     Regex any = alternation(parts);
     y->minLength = any.minLength();
     result.dfa = relaxed(any);
     result.yara = std::move(y);
     return result;
+}
+
+QByteArray widened(const QByteArray &text)
+{
+    QByteArray w;
+    w.reserve(text.size() * 2);
+    for (char c : text) {
+        w += c;
+        w += '\0';
+    }
+    return w;
+}
+
+/**
+ * YARA's base64 forms of `text` (libyara/base64.c): encoded after 0, 1 and 2 leading bytes, with the characters
+ * those bytes and the padding touch cut off both ends; `wide` interleaves zeros in the encoded text (base64wide).
+ */
+void base64Forms(const QByteArray &text, const QByteArray &alphabet, bool wide, std::vector<QByteArray> &out)
+{
+    for (int shift = 0; shift <= 2; ++shift) {
+        if (shift == 1 && text.size() == 1)
+            continue;
+        const QByteArray in = QByteArray(shift, 'A') + text;
+        const qsizetype len = in.size();
+        const int pad = (len % 3) ? int(3 - len % 3) : 0;
+        QByteArray enc;
+        qsizetype k = 0;
+        for (; len - k >= 3; k += 3) {
+            const auto b0 = uint8_t(in[k]), b1 = uint8_t(in[k + 1]), b2 = uint8_t(in[k + 2]);
+            enc += alphabet[b0 >> 2];
+            enc += alphabet[((b0 & 0x03) << 4) | (b1 >> 4)];
+            enc += alphabet[((b1 & 0x0f) << 2) | (b2 >> 6)];
+            enc += alphabet[b2 & 0x3f];
+        }
+        if (len - k == 1) {
+            const auto b0 = uint8_t(in[k]);
+            enc += alphabet[b0 >> 2];
+            enc += alphabet[(b0 & 0x03) << 4];
+            enc += "==";
+        } else if (len - k == 2) {
+            const auto b0 = uint8_t(in[k]), b1 = uint8_t(in[k + 1]);
+            enc += alphabet[b0 >> 2];
+            enc += alphabet[((b0 & 0x03) << 4) | (b1 >> 4)];
+            enc += alphabet[(b1 & 0x0f) << 2];
+            enc += '=';
+        }
+        const int leading = shift ? shift + 1 : 0;
+        const int trailing = pad ? pad + 1 : 0;
+        const QByteArray cut = enc.mid(leading, enc.size() - leading - trailing);
+        out.push_back(wide ? widened(cut) : cut);
+    }
+}
+
+YaraStringCompiler::Result compileBase64(const YaraStringDecl &s)
+{
+    YaraStringCompiler::Result result;
+    static const QByteArray standard("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+    const QByteArray &alphabet = s.alphabet.isEmpty() ? standard : s.alphabet;
+    const bool b64 = s.has(YaraStringDecl::Base64);
+    const bool b64w = s.has(YaraStringDecl::Base64Wide);
+    // The order is YARA's (yr_base64_ast_from_string): the alternatives of one regex, tried in this order.
+    std::vector<QByteArray> forms;
+    if (s.has(YaraStringDecl::Wide)) {
+        const QByteArray w = widened(s.value);
+        if (b64)
+            base64Forms(w, alphabet, false, forms);
+        if (b64w)
+            base64Forms(w, alphabet, true, forms);
+    }
+    if (s.has(YaraStringDecl::Ascii) || !s.has(YaraStringDecl::Wide)) {
+        if (b64)
+            base64Forms(s.value, alphabet, false, forms);
+        if (b64w)
+            base64Forms(s.value, alphabet, true, forms);
+    }
+    std::vector<Regex> literals;
+    literals.reserve(forms.size());
+    for (const QByteArray &f : forms) {
+        if (f.isEmpty()) {
+            result.error = QStringLiteral("the base64 form of the string is empty");
+            return result;
+        }
+        literals.push_back(Regex::fromLiteral(f.constData(), int(f.size())));
+    }
+    std::vector<std::pair<const Regex *, Copy>> parts;
+    for (const Regex &r : literals)
+        parts.push_back({ &r, Copy::Plain });
+    Regex any = alternation(parts);
+    auto y = std::make_shared<YaraString>();
+    y->matcher = std::make_shared<PriorityMatcher>(any);
+    y->minLength = any.minLength();
+    if (any.minLength() == any.maxLength())
+        y->fixedLength = any.minLength();
+    result.dfa = std::move(any);
+    result.yara = std::move(y);
+    return result;
+}
+
+/// YARA's _yr_parser_check_string_modifiers, and its empty string check.
+QString modifierError(const YaraStringDecl &s)
+{
+    if (s.kind == YaraStringDecl::Kind::Text && s.value.isEmpty())
+        return QStringLiteral("empty string \"%1\"").arg(QString::fromUtf8(s.id));
+    const bool b64 = s.has(YaraStringDecl::Base64);
+    const bool b64w = s.has(YaraStringDecl::Base64Wide);
+    const QString name = b64 ? QStringLiteral("base64") : QStringLiteral("base64wide");
+    if (s.has(YaraStringDecl::Xor) && s.has(YaraStringDecl::Nocase))
+        return QStringLiteral("invalid modifier combination: xor nocase");
+    if (s.has(YaraStringDecl::Nocase) && (b64 || b64w))
+        return QStringLiteral("invalid modifier combination: %1 nocase").arg(name);
+    if (s.has(YaraStringDecl::Fullword) && (b64 || b64w))
+        return QStringLiteral("invalid modifier combination: %1 fullword").arg(name);
+    if (s.has(YaraStringDecl::Xor) && (b64 || b64w))
+        return QStringLiteral("invalid modifier combination: %1 xor").arg(name);
+    return {};
 }
 
 } // namespace
@@ -463,12 +549,20 @@ bool YaraStringCompiler::parseHex(const QByteArray &text, Regex &out, bool *chai
     return parser.run(chained, error);
 }
 
-YaraStringCompiler::Result YaraStringCompiler::compile(const yaramod::String &string)
+YaraStringCompiler::Result YaraStringCompiler::compile(const YaraStringDecl &string)
 {
-    if (string.isHex())
+    const QString invalid = modifierError(string);
+    if (!invalid.isEmpty()) {
+        Result r;
+        r.error = invalid;
+        return r;
+    }
+    if (string.kind == YaraStringDecl::Kind::Hex)
         return compileHex(string);
-    if (string.isRegexp())
-        return compileRegex(static_cast<const yaramod::Regexp &>(string));
+    if (string.kind == YaraStringDecl::Kind::Regex)
+        return compileRegex(string);
+    if (string.has(YaraStringDecl::Base64) || string.has(YaraStringDecl::Base64Wide))
+        return compileBase64(string);
     return compileText(string);
 }
 

@@ -6,10 +6,7 @@
 #include <QString>
 
 #include "rules/ruleset.h"
-
-namespace yaramod {
-class String;
-}
+#include "rules/yaraast.h"
 
 namespace Hitscope {
 
@@ -27,7 +24,7 @@ public:
         QString error; ///< why the string (and so its rule) cannot run; empty on success
     };
 
-    static Result compile(const yaramod::String &string);
+    static Result compile(const YaraStringDecl &string);
 
     /// A hex string's body ("4D 5A ?? [2-4] (01 | 02 03)"); `chained` tells whether YARA splits it into
     /// chained pieces (a jump longer than 200 bytes, or unbounded, at the top level).

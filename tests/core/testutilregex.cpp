@@ -77,6 +77,14 @@ private:
             return wordBefore != wordAfter;
         case Assertion::NotWordBoundary:
             return wordBefore == wordAfter;
+        case Assertion::WideWordBoundary:
+        case Assertion::WideNotWordBoundary: {
+            const auto wordChar = [this](int p) {
+                return p >= 0 && p + 1 < m_size && Hitscope::isWordByte(uint8_t(m_text[p])) && m_text[p + 1] == 0;
+            };
+            const bool boundary = pos < 2 || pos >= m_size || wordChar(pos) != wordChar(pos - 2);
+            return boundary == (a == Assertion::WideWordBoundary);
+        }
         }
         return false;
     }

@@ -84,6 +84,10 @@ private:
             case Hitscope::Assertion::NotWordBoundary:
                 ok = word(pos - 1) == word(pos);
                 break;
+            case Hitscope::Assertion::WideWordBoundary:
+            case Hitscope::Assertion::WideNotWordBoundary:
+                ok = false; // the parser never makes them (YaraStringCompiler does, for wide strings)
+                break;
             }
             if (ok)
                 k(pos);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// YARA conditions compiled from yaramod's tree must give the answer libyara 4.2.3 gives: libyara is the oracle,
+// YARA conditions parsed and compiled by Hitscope's front end must give the answer libyara 4.2.3 gives: libyara is the oracle,
 // and it also supplies the string matches our evaluation is fed with, so only the condition semantics differ.
 #include <map>
 #include <random>
@@ -10,7 +10,8 @@
 #include <QTest>
 
 #include <yara.h>
-#include <yaramod/yaramod.h>
+#include "rules/yaralexer.h"
+#include "rules/yaraparser.h"
 
 #include "rules/conditionprogram.h"
 #include "rules/yaraconditioncompiler.h"
@@ -106,31 +107,55 @@ struct OurRule
     QString reason;
 };
 
-/// Parses `source` with yaramod and compiles each condition; rule references resolve to earlier accepted rules.
-bool compileOurs(yaramod::Yaramod &yaramod, const std::string &source, std::vector<OurRule> *rules, QString *error)
+/// The rules of `source` as Hitscope's YARA parser reads them; false (with the first error) when one does not parse.
+bool parseRules(const std::string &source, std::vector<YaraRuleDecl> *rules, QString *error)
 {
-    std::unique_ptr<yaramod::YaraFile> file;
-    try {
-        std::istringstream in(source);
-        file = yaramod.parseStream(in);
-    } catch (const std::exception &e) {
-        *error = QString::fromUtf8(e.what());
-        return false;
+    const std::vector<YaraToken> tokens = YaraLexer::tokenize(QByteArray::fromStdString(source), 0);
+    for (YaraParser::Item &item : YaraParser::parse(tokens)) {
+        if (item.kind == YaraParser::Item::Kind::Error) {
+            *error = QStringLiteral("line %1: %2").arg(item.line).arg(item.message);
+            return false;
+        }
+        if (item.kind == YaraParser::Item::Kind::Rule)
+            rules->push_back(std::move(item.rule));
     }
-    if (!file) {
-        *error = QStringLiteral("yaramod gave no file");
+    return true;
+}
+
+/// A scope in which the rule named `known` (if any) has RuleSet index `index`.
+YaraConditionCompiler::Scope scopeWith(const std::function<int(const QByteArray &)> &ruleIndex)
+{
+    YaraConditionCompiler::Scope scope;
+    scope.ruleIndex = ruleIndex;
+    return scope;
+}
+
+/// The single rule of `source`, parsed (a parse error fails the calling test).
+YaraRuleDecl onlyRule(const std::string &source)
+{
+    std::vector<YaraRuleDecl> rules;
+    QString error;
+    if (!parseRules(source, &rules, &error) || rules.empty())
+        qFatal("cannot parse %s: %s", source.c_str(), qPrintable(error));
+    return std::move(rules.back());
+}
+
+/// Parses `source` and compiles each condition; rule references resolve to earlier accepted rules.
+bool compileOurs(const std::string &source, std::vector<OurRule> *rules, QString *error)
+{
+    std::vector<YaraRuleDecl> decls;
+    if (!parseRules(source, &decls, error))
         return false;
-    }
     std::map<std::string, int> accepted;
-    for (const auto &rule : file->getRules()) {
+    for (const YaraRuleDecl &rule : decls) {
         OurRule r;
-        r.name = rule->getName();
+        r.name = rule.name.toStdString();
         r.condition = YaraConditionCompiler::compile(
-            *rule,
-            [&accepted](const std::string &name) {
-                const auto it = accepted.find(name);
+            rule,
+            scopeWith([&accepted](const QByteArray &name) {
+                const auto it = accepted.find(name.toStdString());
                 return it == accepted.end() ? -1 : it->second;
-            },
+            }),
             &r.reason);
         if (r.condition)
             accepted[r.name] = int(rules->size());
@@ -210,7 +235,7 @@ std::string ruleText(const std::string &name, const std::string &strings, const 
 const std::string helperRules = "rule yes { condition: filesize > 0 }\n"
                                 "rule no { condition: filesize == 12345 }\n";
 
-/// Seeded random conditions over a fixed set of strings, in the syntax both yaramod 3.6 and YARA 4.2.3 accept.
+/// Seeded random conditions over a fixed set of strings, in YARA 4.2.3's syntax.
 class ConditionGenerator
 {
 public:
@@ -339,7 +364,7 @@ private:
         return pick(3) == 0 ? text : "(" + text + ")";
     }
 
-    /// Operand of a unary operator: often an operator chain, which yaramod 3.6 mis-associates.
+    /// Operand of a unary operator: often an operator chain (precedence matters).
     std::string unaryOperand(int depth)
     {
         return pick(2) ? integer(depth) : literal();
@@ -452,14 +477,13 @@ class TestYaraCondition : public QObject
     Q_OBJECT
 
 private:
-    yaramod::Yaramod m_yaramod;
-
     /// The condition of a rule over `$a = "ab"` and `$b = "cd"`, compiled alone (null with `why`).
     ConditionPtr twoStringCondition(const QString &condition, QString *why)
     {
-        std::istringstream in(twoStringRule(condition));
-        auto file = m_yaramod.parseStream(in);
-        return YaraConditionCompiler::compile(*file->getRules()[0], {}, why);
+        std::vector<YaraRuleDecl> rules;
+        if (!parseRules(twoStringRule(condition), &rules, why) || rules.empty())
+            return nullptr;
+        return YaraConditionCompiler::compile(rules[0], {}, why);
     }
 
     static std::string twoStringRule(const QString &condition)
@@ -473,13 +497,13 @@ private:
         const OracleResult oracle = runYara(source, data);
         std::vector<OurRule> ours;
         QString parseError;
-        const bool parsed = compileOurs(m_yaramod, source, &ours, &parseError);
+        const bool parsed = compileOurs(source, &ours, &parseError);
         if (!expectCompiled) {
             QVERIFY2(!oracle.compiled, qPrintable(label + QStringLiteral(": libyara compiled it")));
             return;
         }
         QVERIFY2(oracle.compiled, qPrintable(label + QStringLiteral(": libyara: ") + QString::fromStdString(oracle.error)));
-        QVERIFY2(parsed, qPrintable(label + QStringLiteral(": yaramod: ") + parseError));
+        QVERIFY2(parsed, qPrintable(label + QStringLiteral(": parse: ") + parseError));
         QCOMPARE(ours.size(), oracle.rules.size());
         std::vector<bool> matched;
         const std::vector<int64_t> values = evaluateOurs(ours, oracle, data, &matched);
@@ -577,7 +601,7 @@ void TestYaraCondition::handWritten_data()
     row("uint32(14) > 0", true);
     row("uint8(-1) == 0 or not (uint8(-1) == 0)", false);
     row("uint8(@a[4]) == 0 or not (uint8(@a[4]) == 0)", false);
-    // arithmetic and precedence (yaramod 3.6 parses -1 + 2 as -(1 + 2))
+    // arithmetic and precedence (-1 + 2 is (-1) + 2)
     row("7 \\ 2 == 3 and -7 \\ 2 == -3 and -7 % 3 == -1 and 7 % -3 == 1", true);
     row("1 \\ (filesize - 18) == 0 or not (1 \\ (filesize - 18) == 0)", false);
     row("5 % (filesize - 18) == 0 or not (5 % (filesize - 18) == 0)", false);
@@ -679,7 +703,7 @@ void TestYaraCondition::refused_data()
     QTest::addColumn<QString>("reason");
 
     QTest::newRow("pe") << R"(import "pe" rule t { condition: pe.number_of_sections > 1 })"
-                        << "needs module 'pe' (modules are not supported)";
+                        << "needs module 'pe' (modules are not supported yet)";
     QTest::newRow("pe function") << R"(import "pe" rule t { strings: $a = "x" condition: $a and pe.exports("f") })"
                                  << "needs module 'pe'";
     QTest::newRow("math float") << R"(import "math" rule t { condition: math.entropy(0, filesize) > 7.0 })"
@@ -692,11 +716,27 @@ void TestYaraCondition::refused_data()
     QTest::newRow("pe array") << R"(import "pe" rule t { condition: pe.sections[0].name contains "text" })"
                               << "needs module 'pe'";
     QTest::newRow("entrypoint") << R"(rule t { strings: $a = "x" condition: $a at entrypoint })" << "entrypoint";
-    QTest::newRow("float") << R"(rule t { condition: 1.5 > 1 })" << "floating-point";
-    QTest::newRow("string literal") << R"(rule t { condition: "abc" == "abc" })" << "text strings";
-    QTest::newRow("unknown rule") << R"(rule t { condition: other })" << "refers to rule other";
+    QTest::newRow("not imported") << R"(rule t { condition: pe.is_dll() })"
+                                  << "undefined identifier \"pe\" (the module is not imported";
+    QTest::newRow("unknown rule") << R"(rule t { condition: other })" << "undefined identifier \"other\"";
+    QTest::newRow("external not defined") << R"(rule t { condition: filename == "a" })"
+                                          << "define it with -d filename=VALUE";
     QTest::newRow("own range") << R"(rule t { condition: for any i in (i..3) : (true) })"
-                               << "loop variable i used in its own range";
+                               << "undefined identifier \"i\"";
+    QTest::newRow("string plus") << R"(rule t { condition: "a" + "b" == "ab" })" << "strings don't support \"+\" operation";
+    QTest::newRow("string and integer") << R"(rule t { condition: "a" == 1 })" << "type mismatch";
+    QTest::newRow("float modulo") << R"(rule t { condition: 1.5 % 2 == 1 })" << "wrong type \"float\" for % operator";
+    QTest::newRow("contains integer") << R"(rule t { condition: 1 contains "a" })"
+                                      << "wrong type \"integer\" for contains operator";
+    QTest::newRow("matches text") << R"(rule t { condition: "a" matches "a" })" << "wrong type \"string\" for matches operator";
+    QTest::newRow("percentage") << R"(rule t { strings: $a = "x" condition: 101% of them })"
+                                << "percentage must be between 1 and 100";
+    QTest::newRow("nested for of") << R"(rule t { strings: $a = "x" condition: for any of them : (for any of them : ($)) })"
+                                   << "nested \"for of\" loops";
+    QTest::newRow("anonymous outside a loop") << R"(rule t { strings: $ = "x" condition: $ })"
+                                              << "wrong use of anonymous string";
+    QTest::newRow("duplicated loop variable")
+        << R"(rule t { condition: for any i in (1..2) : (for any i in (1..2) : (true)) })" << "duplicated loop identifier";
 }
 
 void TestYaraCondition::refused()
@@ -705,18 +745,18 @@ void TestYaraCondition::refused()
     QFETCH(QString, reason);
     std::string text = source.toStdString();
     if (source.contains(QLatin1String("other")))
-        text = "rule other { condition: true }\n" + text; // known to yaramod, unknown to the compiler
-    std::unique_ptr<yaramod::YaraFile> file;
-    try {
-        std::istringstream in(text);
-        file = m_yaramod.parseStream(in);
-    } catch (const std::exception &e) {
-        QFAIL(e.what());
-    }
-    QVERIFY(file);
-    const auto &rule = *file->getRules().back();
+        text = "rule other { condition: true }\n" + text; // parsed, unknown to the compiler
+    std::vector<YaraRuleDecl> rules;
     QString why;
-    const ConditionPtr condition = YaraConditionCompiler::compile(rule, [](const std::string &) { return -1; }, &why);
+    ConditionPtr condition;
+    // A rule the parser refuses is refused too: the reason is then the parser's.
+    if (parseRules(text, &rules, &why) && !rules.empty())
+    {
+        YaraConditionCompiler::Scope scope = scopeWith([](const QByteArray &) { return -1; });
+        if (source.contains(QLatin1String("import")))
+            scope.modules = { "pe", "math", "elf", "hash", "dotnet" };
+        condition = YaraConditionCompiler::compile(rules.back(), scope, &why);
+    }
     QVERIFY(!condition);
     QVERIFY2(why.contains(reason), qPrintable(why));
     QVERIFY(!why.contains(QLatin1Char('\n')));
@@ -734,13 +774,13 @@ void TestYaraCondition::yaraRefusesToo_data()
     QTest::newRow("literal overflow") << "0xFFFFFFFFFFFFFFFF > 0" << "integer overflow";
     QTest::newRow("decimal overflow") << "99999999999999999999 > 0" << "integer overflow";
     QTest::newRow("KB overflow") << "9007199254740992KB > 0" << "integer overflow";
-    QTest::newRow("negative shift") << "1 << -1 == 0" << "negative shift";
+    QTest::newRow("negative shift") << "1 << -1 == 0" << "invalid operand";
     // YARA computes the constant of `a >> b` as a << b, so (1 >> 1) counts as 2 here
     QTest::newRow("right shift constant") << "(1 >> 1) * 0x7FFFFFFFFFFFFFFF > 0" << "integer overflow";
     QTest::newRow("five nested loops")
         << "for any i in (1..2) : (for any j in (1..2) : (for any k in (1..2) : (for any l in (1..2) : "
            "(for any m in (1..2) : (m == 1)))))"
-        << "nested loops";
+        << "loop nesting limit exceeded";
 }
 
 void TestYaraCondition::yaraRefusesToo()
@@ -751,7 +791,11 @@ void TestYaraCondition::yaraRefusesToo()
     QVERIFY(!runYara(source, handData).compiled);
     std::vector<OurRule> ours;
     QString parseError;
-    QVERIFY2(compileOurs(m_yaramod, source, &ours, &parseError), qPrintable(parseError));
+    // An integer literal out of range is the lexer's error, as in YARA.
+    if (!compileOurs(source, &ours, &parseError)) {
+        QVERIFY2(parseError.contains(reason), qPrintable(parseError));
+        return;
+    }
     QCOMPARE(ours.size(), size_t(1));
     QVERIFY(!ours[0].condition);
     QVERIFY2(ours[0].reason.contains(reason), qPrintable(ours[0].reason));
@@ -763,9 +807,9 @@ void TestYaraCondition::unusedStringRefused()
     QVERIFY(!runYara(source, handData).compiled);
     std::vector<OurRule> ours;
     QString parseError;
-    QVERIFY2(compileOurs(m_yaramod, source, &ours, &parseError), qPrintable(parseError));
+    QVERIFY2(compileOurs(source, &ours, &parseError), qPrintable(parseError));
     QVERIFY(!ours[0].condition);
-    QCOMPARE(ours[0].reason, QStringLiteral("string $ (number 2) is not used in the condition (YARA refuses such rules)"));
+    QCOMPARE(ours[0].reason, QStringLiteral("unreferenced string \"$\""));
 }
 
 void TestYaraCondition::fixedOffsets_data()
@@ -799,11 +843,9 @@ void TestYaraCondition::fixedOffsets()
         "rule t { strings: $a = \"ab\" $b = \"cd\" condition: " + condition.toStdString() + " }\n";
     compareFile(source, data, true, condition);
 
-    std::istringstream in(source);
-    auto file = m_yaramod.parseStream(in);
     QString why;
     std::vector<YaraConditionCompiler::StringUse> uses;
-    QVERIFY2(YaraConditionCompiler::compile(*file->getRules()[0], {}, &why, &uses), qPrintable(why));
+    QVERIFY2(YaraConditionCompiler::compile(onlyRule(source), {}, &why, &uses), qPrintable(why));
     QCOMPARE(uses.size(), size_t(2));
     QCOMPARE(uses[0].fixedOffset.value_or(-1), int64_t(fixedA));
     QCOMPARE(uses[1].fixedOffset.value_or(-1), int64_t(fixedB));
@@ -895,12 +937,11 @@ void TestYaraCondition::ruleReferences()
     compareFile(source, QByteArray("abab"), true, QStringLiteral("rules, none matching"));
 
     // The index the caller gives is the one the context is asked about.
-    std::unique_ptr<yaramod::YaraFile> file;
-    std::istringstream in(source);
-    file = m_yaramod.parseStream(in);
+    std::vector<YaraRuleDecl> rules;
     QString why;
+    QVERIFY2(parseRules(source, &rules, &why), qPrintable(why));
     const ConditionPtr c = YaraConditionCompiler::compile(
-        *file->getRules()[1], [](const std::string &name) { return name == "r1" ? 41 : -1; }, &why);
+        rules[1], scopeWith([](const QByteArray &name) { return name == "r1" ? 41 : -1; }), &why);
     QVERIFY2(c, qPrintable(why));
     std::vector<int> asked;
     ConditionContext context;
@@ -919,10 +960,8 @@ void TestYaraCondition::stringOrderFollowsDeclaration()
                                "#b1 == 2 and not $b2 and 1 of ($b*) and for 3 of them : (# > 0) }\n";
     compareFile(source, QByteArray("xbab"), true, QStringLiteral("declaration order"));
 
-    std::istringstream in(source);
-    auto file = m_yaramod.parseStream(in);
     QString why;
-    const ConditionPtr c = YaraConditionCompiler::compile(*file->getRules()[0], {}, &why);
+    const ConditionPtr c = YaraConditionCompiler::compile(onlyRule(source), {}, &why);
     QVERIFY2(c, qPrintable(why));
     std::vector<std::vector<StringMatch>> strings{{{0, 1}}, {{1, 1}, {3, 1}}, {{2, 1}}, {}};
     ConditionContext context;
@@ -976,7 +1015,7 @@ void TestYaraCondition::randomConditions()
                 }
                 std::vector<OurRule> ours;
                 QString parseError;
-                const bool parsed = compileOurs(m_yaramod, helperRules + one, &ours, &parseError);
+                const bool parsed = compileOurs(helperRules + one, &ours, &parseError);
                 QVERIFY2(!parsed || !ours.back().condition,
                          qPrintable(label(k) + QStringLiteral(": libyara refused it, we accepted it")));
                 ++refusedByBoth;
@@ -987,7 +1026,7 @@ void TestYaraCondition::randomConditions()
 
         std::vector<OurRule> ours;
         QString parseError;
-        QVERIFY2(compileOurs(m_yaramod, source, &ours, &parseError), qPrintable(parseError));
+        QVERIFY2(compileOurs(source, &ours, &parseError), qPrintable(parseError));
         QCOMPARE(ours.size(), oracle.rules.size());
         std::vector<bool> matched, matchedCounted;
         const std::vector<int64_t> values = evaluateOurs(ours, oracle, data, &matched);
