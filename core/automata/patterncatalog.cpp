@@ -114,7 +114,7 @@ std::vector<int> boundedRepeats(const Regex &r)
             continue;
         seen[size_t(i)] = 1;
         const Regex::Node &n = r.nodes[size_t(i)];
-        if (n.type == Regex::Node::Type::Repeat && n.max >= 2) {
+        if (n.type == Regex::Node::Type::Repeat && (n.max >= 2 || (n.max < 0 && n.min >= 2))) {
             const int64_t span = nodeMaxLength(r, i);
             found.emplace_back(span < 0 ? INT64_MAX : span, i);
         }
@@ -132,8 +132,12 @@ std::vector<int> boundedRepeats(const Regex &r)
 Regex relaxedRegex(const Regex &regex, const std::vector<int> &repeats, size_t count)
 {
     Regex r = regex;
-    for (size_t k = 0; k < count && k < repeats.size(); ++k)
-        r.nodes[size_t(repeats[k])].max = -1;
+    for (size_t k = 0; k < count && k < repeats.size(); ++k) {
+        // x{300,} counts 300 bytes after every start as surely as x{300,400} does: both become x+ (or x*).
+        Regex::Node &n = r.nodes[size_t(repeats[k])];
+        n.max = -1;
+        n.min = std::min(n.min, 1);
+    }
     return r;
 }
 

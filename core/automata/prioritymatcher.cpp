@@ -253,7 +253,8 @@ int64_t PriorityMatcher::match(int64_t start, int64_t fileSize, const ByteAt &by
     }
     s.clist = std::move(clist);
     s.nlist = std::move(nlist);
-    return best;
+    // YARA never reports an empty match: a regex whose preferred match at a start is empty has none there.
+    return best == 0 ? -1 : best;
 }
 
 } // namespace Hitscope

@@ -9,6 +9,7 @@ namespace Hitscope {
 namespace {
 
 constexpr int kMaxRepeat = 1000;
+constexpr int kMaxYaraRepeat = 32767;
 // Deeper nesting would only overflow the stack of the recursive passes that run on the AST later; PCRE2
 // stops at the same depth.
 constexpr int kMaxGroupDepth = 250;
@@ -166,6 +167,18 @@ bool Parser::parseEscape(bool inClass, Atom *atom)
     const uint8_t c = at(m_pos + 1);
     m_pos += 2;
     atom->kind = Atom::Kind::Byte;
+    // YARA's regex lexer (re_lexer.l): \n \t \r \f \a, \xHH and the classes; a digit outside a class is a
+    // backreference it refuses; any other escaped byte stands for itself (\e is 'e', \V is 'V').
+    const bool yara = !m_flags.posixClasses;
+    if (yara && c != 'n' && c != 't' && c != 'r' && c != 'f' && c != 'a' && c != 'x' && c != 'd' && c != 'D'
+        && c != 'w' && c != 'W' && c != 's' && c != 'S' && c != 'b' && c != 'B') {
+        if (isDigit(c) && !inClass)
+            return fail(QStringLiteral("backreferences are not allowed"), start);
+        atom->byte = c;
+        return true;
+    }
+    if (yara && c == 'x' && has(m_pos) && at(m_pos) == '{')
+        return fail(QStringLiteral("illegal escape sequence"), start);
     switch (c) {
     case 'n':
         atom->byte = '\n';
@@ -407,10 +420,17 @@ bool Parser::applyQuantifier(Frame &frame, qsizetype start, qsizetype end, int m
 {
     if (!frame.canRepeat)
         return fail(QStringLiteral("nothing to repeat"), start);
-    if (min > kMaxRepeat || max > kMaxRepeat)
-        return fail(QStringLiteral("repeat bound above %1").arg(kMaxRepeat), start);
+    // YARA's RE_MAX_RANGE is INT16_MAX; PCRE-style lists keep a lower bound.
+    const int maxRepeat = m_flags.posixClasses ? kMaxRepeat : kMaxYaraRepeat;
+    if (min > maxRepeat || max > maxRepeat)
+        return fail(m_flags.posixClasses ? QStringLiteral("repeat bound above %1").arg(maxRepeat)
+                                         : QStringLiteral("repeat interval too large"),
+                    start);
     if (max >= 0 && min > max)
         return fail(QStringLiteral("repeat bounds out of order (%1 > %2)").arg(min).arg(max), start);
+    // YARA's regex lexer refuses {0} and {0,0} ("bad repeat interval").
+    if (!m_flags.posixClasses && max == 0)
+        return fail(QStringLiteral("bad repeat interval"), start);
     frame.items.back() = m_regex.addRepeat(frame.items.back(), min, max);
     frame.canRepeat = false;
     m_pos = end;

@@ -162,9 +162,14 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
     ConditionContext context;
     context.fileSize = file.size;
     context.read = [&bytes](int64_t offset, int size, uint8_t *out) { return bytes.read(offset, size, out); };
-    context.ruleMatched = [this](int rule) { return rule >= 0 && size_t(rule) < m_result.size() && m_result[size_t(rule)]; };
+    // A rule may name itself (`1 of (a*)` inside rule a): as in YARA, it has not matched while it is evaluated.
+    size_t current = 0;
+    context.ruleMatched = [this, &current](int rule) {
+        return rule >= 0 && size_t(rule) < current && m_result[size_t(rule)];
+    };
     std::fill(m_failedGlobal.begin(), m_failedGlobal.end(), 0);
     for (size_t r = 0; r < m_rules.rules.size(); ++r) {
+        current = r;
         const Rule &rule = m_rules.rules[r];
         if (!rule.isYara()) {
             m_result[r] = m_hit[r];

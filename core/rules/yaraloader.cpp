@@ -190,15 +190,21 @@ void YaraLoader::addRule(const YaraRuleDecl &decl)
     std::vector<YaraConditionCompiler::StringUse> uses;
     if (error.isEmpty()) {
         YaraConditionCompiler::Scope scope;
-        scope.ruleIndex = [this](const QByteArray &n) {
+        // YARA declares a rule before compiling its condition: the condition may name the rule itself.
+        const int self = int(m_set.rules.size());
+        scope.ruleIndex = [this, &decl, self](const QByteArray &n) {
+            if (n == decl.name)
+                return self;
             const auto it = m_ruleByName.find(n);
             return it == m_ruleByName.end() ? -1 : it->second;
         };
-        scope.rulesWithPrefix = [this](const QByteArray &prefix) {
+        scope.rulesWithPrefix = [this, &decl, self](const QByteArray &prefix) {
             std::vector<int> rules;
             for (const QByteArray &n : m_ruleNames)
                 if (n.startsWith(prefix))
                     rules.push_back(m_ruleByName[n]);
+            if (decl.name.startsWith(prefix))
+                rules.push_back(self);
             return rules;
         };
         scope.externals = &m_externals;

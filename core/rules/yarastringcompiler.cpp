@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "yarastringcompiler.h"
 
+#include <algorithm>
+
 #include <QRegularExpression>
 
 #include "automata/regexparser.h"
@@ -81,6 +83,108 @@ Regex relaxed(const Regex &exact)
 {
     Regex out;
     out.root = copyNode(out, exact, exact.root, Copy::RelaxBoundaries);
+    return out;
+}
+
+bool nullable(const Regex &r, int node)
+{
+    const Regex::Node &n = r.nodes[size_t(node)];
+    switch (n.type) {
+    case Regex::Node::Type::Bytes:
+        return false;
+    case Regex::Node::Type::Assert:
+    case Regex::Node::Type::Empty:
+        return true;
+    case Regex::Node::Type::Concat:
+        for (int c : n.children)
+            if (!nullable(r, c))
+                return false;
+        return true;
+    case Regex::Node::Type::Alternate:
+        for (int c : n.children)
+            if (nullable(r, c))
+                return true;
+        return n.children.empty();
+    case Regex::Node::Type::Repeat:
+        return n.min == 0 || nullable(r, n.children.front());
+    }
+    return true;
+}
+
+int nonEmpty(Regex &into, const Regex &from, int node);
+
+/// The non-empty matches of items[i..] of a concatenation; -1 when there are none.
+int nonEmptyConcat(Regex &into, const Regex &from, const std::vector<int> &items, size_t i)
+{
+    if (i >= items.size())
+        return -1;
+    std::vector<int> alternatives;
+    const int head = nonEmpty(into, from, items[i]);
+    if (head >= 0) {
+        std::vector<int> seq{ head };
+        for (size_t k = i + 1; k < items.size(); ++k)
+            seq.push_back(copyNode(into, from, items[k], Copy::Plain));
+        alternatives.push_back(into.addConcat(std::move(seq)));
+    }
+    if (nullable(from, items[i])) {
+        const int tail = nonEmptyConcat(into, from, items, i + 1);
+        if (tail >= 0)
+            alternatives.push_back(tail);
+    }
+    if (alternatives.empty())
+        return -1;
+    return alternatives.size() == 1 ? alternatives.front() : into.addAlternate(std::move(alternatives));
+}
+
+/**
+ * The non-empty matches of `node` (YARA reports no empty match), -1 when there are none: what the automata
+ * look for when a regex can match the empty string, so that they do not report a match at every offset.
+ */
+int nonEmpty(Regex &into, const Regex &from, int node)
+{
+    const Regex::Node &n = from.nodes[size_t(node)];
+    switch (n.type) {
+    case Regex::Node::Type::Bytes:
+        return copyNode(into, from, node, Copy::Plain);
+    case Regex::Node::Type::Assert:
+    case Regex::Node::Type::Empty:
+        return -1;
+    case Regex::Node::Type::Alternate: {
+        std::vector<int> alternatives;
+        for (int c : n.children) {
+            const int a = nonEmpty(into, from, c);
+            if (a >= 0)
+                alternatives.push_back(a);
+        }
+        if (alternatives.empty())
+            return -1;
+        return into.addAlternate(std::move(alternatives));
+    }
+    case Regex::Node::Type::Concat:
+        return nonEmptyConcat(into, from, n.children, 0);
+    case Regex::Node::Type::Repeat: {
+        const int child = n.children.front();
+        if (n.min >= 1 && !nullable(from, child))
+            return copyNode(into, from, node, Copy::Plain);
+        // Empty iterations add nothing: a non-empty match is a non-empty iteration, then up to max - 1 more.
+        const int first = nonEmpty(into, from, child);
+        if (first < 0)
+            return -1;
+        if (n.max == 1)
+            return first;
+        const int rest = into.addRepeat(copyNode(into, from, child, Copy::Plain), 0, n.max < 0 ? -1 : n.max - 1);
+        return into.addConcat({ first, rest });
+    }
+    }
+    return -1;
+}
+
+Regex withoutEmptyMatches(const Regex &r)
+{
+    Regex out;
+    out.root = nonEmpty(out, r, r.root);
+    if (out.root < 0)
+        out.root = out.addBytes(ByteSet()); // no byte: nothing matches
     return out;
 }
 
@@ -401,10 +505,6 @@ YaraStringCompiler::Result compileRegex(const YaraStringDecl &s)
         result.error = QStringLiteral("greedy and ungreedy quantifiers can't be mixed in a regular expression");
         return result;
     }
-    if (parsed.regex.matchesEmpty()) {
-        result.error = QStringLiteral("the regular expression matches the empty string");
-        return result;
-    }
     const bool wide = s.has(YaraStringDecl::Wide);
     const bool ascii = s.has(YaraStringDecl::Ascii) || !wide;
     std::vector<std::pair<const Regex *, Copy>> parts;
@@ -419,8 +519,8 @@ YaraStringCompiler::Result compileRegex(const YaraStringDecl &s)
         y->wideMatcher = std::make_shared<PriorityMatcher>(alternation({ parts.back() }));
     y->fullword = s.has(YaraStringDecl::Fullword);
     Regex any = alternation(parts);
-    y->minLength = any.minLength();
-    result.dfa = relaxed(any);
+    y->minLength = std::max(1, any.minLength());
+    result.dfa = any.matchesEmpty() ? withoutEmptyMatches(relaxed(any)) : relaxed(any);
     result.yara = std::move(y);
     return result;
 }

@@ -264,9 +264,10 @@ void TestPatternCatalog::rejectsEmptyMatches()
 
 void TestPatternCatalog::rejectsExplodingPattern()
 {
-    // "boom" explodes relaxed too: (a|b)*a(a|b){20,} minimizes to a few states, but its subset construction
-    // still tracks every 'a' among the last 20 bytes. "relaxed" tracks every "a-" among the last 48 bytes;
-    // as a-[ab-]{10,} only among the last 10, so it compiles that way and is verified.
+    // (a|b)*a(a|b){20} minimizes to a few states, but its subset construction tracks every 'a' among the last
+    // 20 bytes: relaxed to (a|b)*a(a|b)+ it fits, and every end it finds is verified. "relaxed" tracks every "a-"
+    // among the last 48 bytes; as a-[ab-]+ it compiles too. Only a pattern that explodes with every count
+    // relaxed is rejected: a literal longer than the per-pattern budget.
     RuleSet rules;
     addRule(rules, QStringLiteral("fine"), 1, { "abc" });
     addRule(rules, QStringLiteral("boom"), 2, { "(a|b)*a(a|b){20}" });
@@ -275,21 +276,18 @@ void TestPatternCatalog::rejectsExplodingPattern()
     QElapsedTimer timer;
     timer.start();
     const PatternCatalog catalog = PatternCatalog::compile(rules);
-    qInfo("compiled with one exploding pattern in %lld ms", qlonglong(timer.elapsed()));
+    qInfo("compiled with two exploding patterns in %lld ms", qlonglong(timer.elapsed()));
     QVERIFY2(timer.elapsed() < 30000, "an exploding pattern must stop at the budget");
     QCOMPARE(checkStructure(rules, catalog), QByteArray());
-    QCOMPARE(catalog.rejections.size(), size_t(1));
-    QCOMPARE(catalog.rejections.front().rule, QStringLiteral("boom"));
-    QCOMPARE(catalog.rejections.front().line, 2);
-    QCOMPARE(catalog.rejections.front().reason, QStringLiteral("pattern $ explodes past 50000 DFA states"));
-    QCOMPARE(catalog.patterns[1].group, -1);
-    QVERIFY(!catalog.patterns[0].verify && !catalog.patterns[1].verify && !catalog.patterns[2].verify);
+    QVERIFY2(catalog.rejections.empty(),
+             qPrintable(catalog.rejections.empty() ? QString() : catalog.rejections.front().reason));
+    QVERIFY(catalog.patterns[1].group >= 0 && catalog.patterns[1].verify);
+    QVERIFY(!catalog.patterns[0].verify && !catalog.patterns[2].verify);
     QVERIFY(catalog.patterns[3].group >= 0);
     QVERIFY(catalog.patterns[3].verify);
     QCOMPARE(catalog.patterns[3].maxLength, 50);
-    QCOMPARE(scanAll(catalog, "abc babac"), (HitSet { { 0, 2 }, { 2, 8 } }));
 
-    // The relaxed DFA ends past the exact ones; verification keeps exactly the true matches.
+    // The relaxed DFAs end past the exact ones; verification keeps exactly the true matches.
     const StartFinder finder(rules);
     QRandomGenerator rng(20);
     for (int t = 0; t < 20; ++t) {
@@ -297,11 +295,16 @@ void TestPatternCatalog::rejectsExplodingPattern()
         QCOMPARE(resolvedMatches(catalog, finder, text), referenceMatches(rules, catalog, text));
     }
 
-    // A smaller per-pattern budget names the smaller number.
+    // A literal over the per-pattern budget cannot be relaxed: it is rejected, and the reason names the budget.
+    RuleSet longLiteral;
+    addRule(longLiteral, QStringLiteral("fine"), 1, { "abc" });
+    addRule(longLiteral, QStringLiteral("long"), 2, { QByteArray(3000, 'q') }, true);
     CompileOptions options;
     options.maxStatesPerGroup = 1000;
     options.maxStatesPerPattern = 2000;
-    const PatternCatalog small = PatternCatalog::compile(rules, options);
+    const PatternCatalog small = PatternCatalog::compile(longLiteral, options);
+    QCOMPARE(small.rejections.size(), size_t(1));
+    QCOMPARE(small.rejections.front().rule, QStringLiteral("long"));
     QCOMPARE(small.rejections.front().reason, QStringLiteral("pattern $ explodes past 2000 DFA states"));
 }
 
