@@ -104,6 +104,9 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_params, &LaunchParamsPanel::backendChanged, settings, &Settings::setBackend);
     connect(m_rules, &RuleSetPanel::ruleFilesChanged, settings,
             [this] { Settings::instance()->setRuleFiles(ruleFileSettings(m_rules)); });
+    m_rules->setExternalsText(settings->externals());
+    connect(m_rules, &RuleSetPanel::externalsChanged, settings,
+            [this] { Settings::instance()->setExternals(m_rules->externalsText()); });
     connect(m_dropZone, &DropZone::pathsChanged, settings, [known = QStringList()](const QStringList &paths) mutable {
         for (const QString &path : paths) {
             if (!known.contains(path) && QFileInfo(path).isDir())
@@ -525,6 +528,7 @@ bool MainWindow::onScan()
     m_progressLabel->setText(tr("Preparing…"));
     m_elapsed.start();
     setRunning(true);
+    m_job->setExternals(m_rules->externals());
     m_job->start(usableRules, targets, WalkOptions(), m_params->params(), m_params->engine(), m_params->backend());
     return true;
 }

@@ -4,11 +4,15 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFormLayout>
 #include <QHBoxLayout>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
 #include <QStyle>
 #include <QVBoxLayout>
+
+#include "rules/yaraloader.h"
 
 namespace Hitscope {
 
@@ -20,6 +24,10 @@ QString kindOf(const QString &path)
     if (suffix == QLatin1String("tsv"))
         return RuleSetPanel::tr("regex list");
     if (suffix == QLatin1String("yar") || suffix == QLatin1String("yara"))
+        return RuleSetPanel::tr("YARA rules");
+    // As RuleLoader reads it: .rule, .yr and the like are YARA when their text declares rules.
+    QFile file(path);
+    if (file.open(QIODevice::ReadOnly) && YaraLoader::looksLikeYara(file.read(1 << 20)))
         return RuleSetPanel::tr("YARA rules");
     return RuleSetPanel::tr("literal list");
 }
@@ -48,10 +56,61 @@ RuleSetPanel::RuleSetPanel(QWidget *parent)
     buttons->addStretch();
     buttons->addWidget(m_remove);
 
+    m_externals = new QLineEdit(this);
+    m_externals->setObjectName(QStringLiteral("externals"));
+    m_externals->setPlaceholderText(tr("name=value; other=1"));
+    m_externals->setClearButtonEnabled(true);
+    m_externals->setToolTip(tr("YARA external variables, as yara's -d NAME=VALUE, separated by ';'.\n"
+                               "A value is an integer, a float (with a dot), true or false, or else a string."));
+    connect(m_externals, &QLineEdit::textChanged, this, [this] {
+        QString error;
+        externals(&error);
+        m_externals->setStyleSheet(error.isEmpty() ? QString() : QStringLiteral("QLineEdit { color: #b00020; }"));
+        m_externals->setToolTip(error.isEmpty() ? tr("YARA external variables, as yara's -d NAME=VALUE, separated "
+                                                     "by ';'.\nA value is an integer, a float (with a dot), true or "
+                                                     "false, or else a string.")
+                                                : error);
+        Q_EMIT externalsChanged();
+    });
+    auto *form = new QFormLayout;
+    form->setContentsMargins(0, 0, 0, 0);
+    form->addRow(tr("Externals:"), m_externals);
+
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_list, 1);
     layout->addLayout(buttons);
+    layout->addLayout(form);
+}
+
+YaraExternals RuleSetPanel::externals(QString *error) const
+{
+    YaraExternals out;
+    const QStringList entries = m_externals->text().split(QLatin1Char(';'), Qt::SkipEmptyParts);
+    for (const QString &entry : entries) {
+        const QString trimmed = entry.trimmed();
+        if (trimmed.isEmpty())
+            continue;
+        const qsizetype eq = trimmed.indexOf(QLatin1Char('='));
+        const QString name = eq > 0 ? trimmed.left(eq).trimmed() : QString();
+        if (name.isEmpty()) {
+            if (error && error->isEmpty())
+                *error = tr("'%1' is not NAME=VALUE").arg(trimmed);
+            continue;
+        }
+        out[name.toUtf8()] = YaraExternal::fromDefinition(trimmed.mid(eq + 1).toUtf8());
+    }
+    return out;
+}
+
+QString RuleSetPanel::externalsText() const
+{
+    return m_externals->text();
+}
+
+void RuleSetPanel::setExternalsText(const QString &text)
+{
+    m_externals->setText(text);
 }
 
 int RuleSetPanel::addRuleFiles(const QStringList &files)
@@ -103,7 +162,7 @@ void RuleSetPanel::setEnabledAt(int row, bool enabled)
 void RuleSetPanel::onAddRules()
 {
     const QStringList files = QFileDialog::getOpenFileNames(
-        this, tr("Add rule files"), {}, tr("Rule files (*.txt *.tsv *.yar *.yara);;All files (*)"));
+        this, tr("Add rule files"), {}, tr("Rule files (*.txt *.tsv *.yar *.yara *.rule *.rules *.yr);;All files (*)"));
     addRuleFiles(files);
 }
 

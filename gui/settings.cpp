@@ -18,6 +18,7 @@ struct Key
 
 constexpr Key<QStringList> kRecentFolders{"Targets/recentFolders"};
 constexpr Key<QStringList> kRuleFilePaths{"RuleSets/files"};
+constexpr Key<QString> kExternals{"RuleSets/externals"};
 constexpr Key<QStringList> kRuleFilesDisabled{"RuleSets/disabled"};
 constexpr Key<QString> kEngine{"Engine/choice"};
 constexpr Key<QString> kBackend{"Engine/backend"};
@@ -147,6 +148,7 @@ void Settings::reload()
     const QStringList disabled = read(s, kRuleFilesDisabled, QStringList());
     for (const QString &path : read(s, kRuleFilePaths, QStringList()))
         m_ruleFiles.push_back({path, !disabled.contains(path)});
+    m_externals = read(s, kExternals, QString());
 
     const LaunchParams d = defaultLaunchParams();
     LaunchParams p;
@@ -193,6 +195,17 @@ void Settings::addRecentFolder(const QString &folder)
     QStringList folders = m_recentFolders;
     folders.prepend(QDir::cleanPath(folder));
     setRecentFolders(folders);
+}
+
+void Settings::setExternals(const QString &externals)
+{
+    if (externals == m_externals)
+        return;
+    m_externals = externals;
+    QSettings s = openSettings();
+    write(s, kExternals, externals);
+    syncChecked(s, "the external variables");
+    Q_EMIT externalsChanged(externals);
 }
 
 void Settings::setRuleFiles(const QVector<RuleFileSetting> &files)

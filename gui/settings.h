@@ -39,6 +39,10 @@ public:
     QVector<RuleFileSetting> ruleFiles() const { return m_ruleFiles; }
     void setRuleFiles(const QVector<RuleFileSetting> &files);
 
+    /// The YARA external variables as the rule-set panel shows them ("name=value; other=1").
+    QString externals() const { return m_externals; }
+    void setExternals(const QString &externals);
+
     LaunchParams launchParams() const { return m_launchParams; }
     /// A new user's launch parameters: batch and segment sizes automatic (0), chosen by the engine when a scan
     /// starts, as the CLI chooses them.
@@ -63,6 +67,7 @@ public:
 Q_SIGNALS:
     void recentFoldersChanged(const QStringList &folders);
     void ruleFilesChanged();
+    void externalsChanged(const QString &externals);
     void launchParamsChanged(const Hitscope::LaunchParams &params);
     void engineChanged(Hitscope::EngineChoice engine);
     void backendChanged(Hitscope::GpuBackend backend);
@@ -73,6 +78,7 @@ private:
 
     QStringList m_recentFolders;
     QVector<RuleFileSetting> m_ruleFiles;
+    QString m_externals;
     LaunchParams m_launchParams;
     EngineChoice m_engine = EngineChoice::Auto;
     GpuBackend m_backend = GpuBackend::Auto;

@@ -45,6 +45,7 @@ struct Request
     EngineChoice engine = EngineChoice::Auto;
     GpuBackend backend = GpuBackend::Auto;
     QOffscreenSurface *fallbackSurface = nullptr;
+    YaraExternals externals;
 };
 
 } // namespace
@@ -150,7 +151,7 @@ void ScanJob::Worker::run(const Request &request)
             [](const FileProblem &) {}, &stopped);
     });
 
-    const RuleSet rules = RuleLoader::loadFiles(request.ruleFiles);
+    const RuleSet rules = RuleLoader::loadFiles(request.ruleFiles, request.externals);
     CompileOptions compile;
     compile.threads = request.params.threads;
     compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
@@ -342,9 +343,14 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
     }
     m_running = true;
     m_worker->reset();
-    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface };
+    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface, m_externals };
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, request] { worker->run(request); }, Qt::QueuedConnection);
+}
+
+void ScanJob::setExternals(const YaraExternals &externals)
+{
+    m_externals = externals;
 }
 
 void ScanJob::setParams(const LaunchParams &params)

@@ -9,6 +9,7 @@
 #include <QThread>
 
 #include "gpu/gpudeviceinfo.h"
+#include "rules/yaraconditioncompiler.h"
 #include "scan/batchtelemetry.h"
 #include "scan/filewalker.h"
 #include "scan/hit.h"
@@ -72,6 +73,8 @@ public Q_SLOTS:
                const Hitscope::LaunchParams &params, Hitscope::EngineChoice engine,
                Hitscope::GpuBackend backend = Hitscope::GpuBackend::Auto);
     void setParams(const Hitscope::LaunchParams &params);
+    /// YARA external variables (yara's -d) for the scans started after this call.
+    void setExternals(const Hitscope::YaraExternals &externals);
     void cancel();
 
 Q_SIGNALS:
@@ -92,6 +95,7 @@ private:
     QThread m_thread;
     Worker *m_worker = nullptr;
     bool m_running = false;
+    Hitscope::YaraExternals m_externals;
     /// OpenGL fallback surface for a device made on the worker thread: it must come from the GUI thread.
     QOffscreenSurface *m_fallbackSurface = nullptr;
 };

@@ -150,6 +150,7 @@ private Q_SLOTS:
     void testRecentFoldersMenu();
     void testExportHitsInBackground();
     void testExportCancelledFromTheDialog();
+    void testExternalsReachTheRules();
 
 private:
     void prepareScan(const QString &folder, qint64 batchBytes);
@@ -624,6 +625,35 @@ void TestMainWindow::testExportCancelledFromTheDialog()
              QStringList { QStringLiteral("hits.csv") });
     QVERIFY(m_window->exportHitsAction()->isEnabled());
     QVERIFY(!m_window->findChild<QProgressDialog *>() || !m_window->findChild<QProgressDialog *>()->isVisible());
+}
+
+void TestMainWindow::testExternalsReachTheRules()
+{
+    // yara's -d in the rule-set panel: a rule that needs an external runs with the value typed there.
+    const QString rules = m_tmp.filePath(QStringLiteral("externals.yar"));
+    QVERIFY(TestUtil::writeFile(rules, "rule tagged { strings: $a = \"needle\" condition: $a and owner == \"alice b\" "
+                                       "and limit > 2 }\n"));
+    const QString folder = m_tmp.filePath(QStringLiteral("externals"));
+    QVERIFY(TestUtil::writeFile(folder + QStringLiteral("/f.txt"), "a needle here"));
+    RuleSetPanel *panel = m_window->ruleSetPanel();
+    panel->setExternalsText(QStringLiteral("owner=alice b; limit=3"));
+    QCOMPARE(panel->externals().size(), size_t(2));
+    QCOMPARE(panel->externals().at("limit").type, YaraExternal::Type::Integer);
+    QString error;
+    panel->setExternalsText(QStringLiteral("owner=alice b; =3; limit=3"));
+    panel->externals(&error);
+    QVERIFY2(error.contains(QLatin1String("=3")), qPrintable(error));
+    panel->setExternalsText(QStringLiteral("owner=alice b; limit=3"));
+    QCOMPARE(Settings::instance()->externals(), QStringLiteral("owner=alice b; limit=3"));
+    panel->addRuleFiles({rules});
+    QVERIFY(dropUrls(m_window->dropZone(), {QUrl::fromLocalFile(folder)}));
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    QSignalSpy rejected(m_window->scanJob(), &ScanJob::ruleRejected);
+    QVERIFY(m_window->onScan());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QCOMPARE(rejected.count(), 0);
+    QCOMPARE(m_window->hitsModel()->totalHits(), 1);
+    QCOMPARE(m_window->hitsModel()->hit(0).rule, QStringLiteral("tagged"));
 }
 
 QTEST_MAIN(TestMainWindow)
