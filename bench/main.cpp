@@ -43,6 +43,7 @@ void usage()
     std::fputs("Usage: hitscope-bench [options] -r RULES [-r RULES...] DIR\n"
                "  -r, --rules FILE     rule list (.txt literals, .tsv regexes), repeatable\n"
                "      --yara-rules F   YARA rules for the yara peer (default: the lists converted)\n"
+               "  -d NAME=VALUE        YARA external variable for Hitscope and yara, repeatable (as yara -d)\n"
                "      --engine E       cpu (default) or gpu; gpu also measures the kernel with data resident\n"
                "      --workgroup-size N, --worker-groups N   GPU launch parameters\n"
                "  -j, --threads N      threads for Hitscope and every peer (default: all cores)\n"
@@ -116,6 +117,7 @@ int main(int argc, char **argv)
     raiseOpenFileLimit();
     auto app = createGpuApplication(argc, argv);
     QStringList rulesFiles;
+    QStringList defines; ///< "-d", "NAME=VALUE" pairs, for yara and hitscope-cli as they are
     bool useGpu = false;
     bool segmentSet = false;
     bool batchSet = false;
@@ -144,6 +146,8 @@ int main(int argc, char **argv)
             rulesFiles << next();
         else if (a == QLatin1String("--yara-rules"))
             yaraRules = next();
+        else if (a == QLatin1String("-d") || a == QLatin1String("--define"))
+            defines << QStringLiteral("-d") << next();
         else if (a == QLatin1String("-j") || a == QLatin1String("--threads"))
             threads = next().toInt();
         else if (a == QLatin1String("--repeat"))
@@ -203,7 +207,14 @@ int main(int argc, char **argv)
     // Rules: load and compile, timed.
     QElapsedTimer t;
     t.start();
-    RuleSet rules = RuleLoader::loadFiles(rulesFiles);
+    YaraExternals externals;
+    for (qsizetype i = 1; i < defines.size(); i += 2) {
+        const QByteArray d = defines[i].toUtf8();
+        const qsizetype eq = d.indexOf('=');
+        if (eq > 0)
+            externals[d.left(eq)] = YaraExternal::fromDefinition(d.mid(eq + 1));
+    }
+    RuleSet rules = RuleLoader::loadFiles(rulesFiles, externals);
     const double loadMs = double(t.nsecsElapsed()) / 1e6;
     PatternCatalog catalog = PatternCatalog::compile(rules, compileOptions);
     if (noPrefilter)
@@ -269,11 +280,12 @@ int main(int argc, char **argv)
             return b;
         };
         const PeerResult h = QFileInfo(cli).isExecutable()
-            ? bestOf(cli, { QStringLiteral("scan"), QStringLiteral("--engine"), useGpu ? QStringLiteral("gpu") : QStringLiteral("cpu"),
-                            QStringLiteral("-w"), QStringLiteral("-j"), n, QStringLiteral("-r"), rulesFiles.front(), empty.path() })
+            ? bestOf(cli, QStringList { QStringLiteral("scan"), QStringLiteral("--engine"), useGpu ? QStringLiteral("gpu") : QStringLiteral("cpu"),
+                            QStringLiteral("-w"), QStringLiteral("-j"), n } + defines + QStringList { QStringLiteral("-r"), rulesFiles.front(), empty.path() })
             : PeerResult { 0, 0, 0, QStringLiteral("hitscope-cli not found beside the bench") };
         const PeerResult y = yaraPath.isEmpty() ? PeerResult { 0, 0, 0, QStringLiteral("yara not found") }
-                                                : bestOf(yaraPath, { QStringLiteral("-w"), rulesFiles.front(), empty.path() });
+                                                : bestOf(yaraPath, QStringList { QStringLiteral("-w") } + defines
+                                                                            + QStringList { rulesFiles.front(), empty.path() });
         qunsetenv("XDG_CACHE_HOME");
         std::printf("compile (whole command, empty folder, cold cache): hitscope-cli %.3f s, %.1f MiB peak RSS%s%s; "
                     "yara %.3f s, %.1f MiB peak RSS%s%s\n",
@@ -460,7 +472,7 @@ int main(int argc, char **argv)
             yr = tmp.path() + QLatin1String("/rules.yar");
             writeYaraRules(peerPatterns, yr);
         }
-        const PeerResult y = best([&] { return runYara(yr, dir, threads); });
+        const PeerResult y = best([&] { return runYara(yr, dir, threads, defines); });
         rows.push_back({ QStringLiteral("yara -p %1").arg(threads), y.seconds, corpusBytes,
                          QStringLiteral("%1 rule/file pairs").arg(y.matches), y.note });
     }

@@ -331,7 +331,7 @@ PeerResult runCommand(const QString &program, const QStringList &args)
     return r;
 }
 
-PeerResult runYara(const QString &yaraRules, const QString &dir, int threads)
+PeerResult runYara(const QString &yaraRules, const QString &dir, int threads, const QStringList &extra)
 {
     PeerResult r;
     const QString yara = QStandardPaths::findExecutable(QStringLiteral("yara"));
@@ -342,7 +342,8 @@ PeerResult runYara(const QString &yaraRules, const QString &dir, int threads)
     QProcess p;
     QElapsedTimer t;
     t.start();
-    p.start(yara, { QStringLiteral("-r"), QStringLiteral("-w"), QStringLiteral("-p"), QString::number(threads), yaraRules, dir });
+    p.start(yara, QStringList { QStringLiteral("-r"), QStringLiteral("-w"), QStringLiteral("-p"), QString::number(threads) }
+                      + extra + QStringList { yaraRules, dir });
     p.waitForFinished(-1);
     r.seconds = double(t.nsecsElapsed()) / 1e9;
     r.matches = p.readAllStandardOutput().count('\n');

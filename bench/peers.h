@@ -42,4 +42,4 @@ PeerResult runVectorscan(const std::vector<PeerPattern> &patterns, const std::ve
 PeerResult runCommand(const QString &program, const QStringList &args);
 
 /// `yara -r -p threads RULES DIR`, timed as a whole process.
-PeerResult runYara(const QString &yaraRules, const QString &dir, int threads);
+PeerResult runYara(const QString &yaraRules, const QString &dir, int threads, const QStringList &extra = {});
