@@ -121,7 +121,7 @@ GeneratedString textString(Rng &rng)
 {
     const QByteArray content = textContent(rng);
     GeneratedString s { "\"" + escapeText(content) + "\"", {} };
-    bool wide = false, ascii = false, nocase = false, xorMod = false;
+    bool wide = false, ascii = false, nocase = false, xorMod = false, base64 = false, base64wide = false;
     const int shape = int(rng.bounded(100));
     if (shape < 15)
         wide = ascii = true;
@@ -133,6 +133,28 @@ GeneratedString textString(Rng &rng)
         nocase = wide = ascii = true;
     else if (shape < 40)
         xorMod = true;
+    else if (shape < 43)
+        base64 = true;
+    else if (shape < 45)
+        base64wide = true;
+    else if (shape < 46)
+        base64 = base64wide = wide = true;
+    if (base64 || base64wide) {
+        // YARA's base64 forms: the text after 0, 1 or 2 other bytes, its edges cut (libyara/base64.c).
+        if (base64)
+            s.source += " base64";
+        if (base64wide)
+            s.source += " base64wide";
+        if (wide)
+            s.source += " wide";
+        s.sample = [=](Rng &r) -> QByteArray {
+            const QByteArray plain = QByteArray(int(r.bounded(3)), 'q') + (wide ? widen(content) : content)
+                + QByteArray(int(r.bounded(3)), 'z');
+            const QByteArray encoded = plain.toBase64();
+            return base64wide && (!base64 || r.bounded(2)) ? widen(encoded) : encoded;
+        };
+        return s;
+    }
     if (wide)
         s.source += " wide";
     if (ascii)
@@ -327,10 +349,31 @@ QByteArray condition(Rng &rng, int aCount, int bCount, const std::vector<QByteAr
     // Every string is used (yara refuses a rule with one that is not): each form ends in one that uses them all.
     const int total = aCount + bCount;
     QByteArray c;
-    switch (rng.bounded(10)) {
+    switch (rng.bounded(16)) {
     case 0:
         c = "all of them";
         break;
+    case 9:
+        c = "50% of them";
+        break;
+    case 10:
+        c = "any of them in (0..filesize \\ 2) or all of them";
+        break;
+    case 11:
+        c = "#a0 in (0..4096) >= 1 or all of them";
+        break;
+    case 12:
+        c = "any of them and filesize * 1.5 > 96.5";
+        break;
+    case 13:
+        c = "none of ($a*) or all of them";
+        break;
+    case 14:
+        if (!earlier.empty()) {
+            c = "1 of (" + earlier[rng.bounded(int(earlier.size()))] + ", " + earlier.front() + ") or any of them";
+            break;
+        }
+        [[fallthrough]];
     case 1:
         c = QByteArray::number(rng.bounded(1, total + 1)) + " of them";
         break;
