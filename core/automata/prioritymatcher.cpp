@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "prioritymatcher.h"
 
+#include "automata/nfa.h"
+
 #include <algorithm>
 
 namespace Hitscope {
+
+bool PriorityMatcher::fits(const Regex &regex)
+{
+    // The NFA estimate counts what compile() emits, a copy per counted iteration, within a small factor.
+    return Nfa::estimateStates(regex) <= kMaxProgram;
+}
 
 PriorityMatcher::PriorityMatcher(const Regex &regex, Choice choice)
     : m_choice(choice)

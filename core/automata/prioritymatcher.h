@@ -29,6 +29,12 @@ public:
     /// Reads the byte at a file offset (0 <= offset < fileSize).
     using ByteAt = Hitscope::ByteAt;
 
+    /// The most instructions a matcher may have: counted repeats are written out, so nested ones multiply
+    /// (((a{1000}){1000}){1000} would need 10^9, which the fuzzer found).
+    static constexpr uint64_t kMaxProgram = uint64_t(1) << 21;
+    /// Whether `regex` stays under kMaxProgram; build a matcher only when it does.
+    static bool fits(const Regex &regex);
+
     explicit PriorityMatcher(const Regex &regex, Choice choice = Choice::Priority);
 
     /// The length of the match YARA reports at `start`, or -1 when none starts there.

@@ -435,6 +435,11 @@ private:
         RegexParser::Result parsed = RegexParser::parse(e->text, flags);
         if (!parsed.error.isEmpty())
             refuse(QStringLiteral("invalid regular expression \"/%1/\": %2").arg(q(e->text), parsed.error));
+        if (!PriorityMatcher::fits(parsed.regex))
+            refuse(QStringLiteral("regular expression \"/%1/\" too large: its nested counted repeats need more than %2 "
+                                  "matcher states")
+                       .arg(q(e->text))
+                       .arg(PriorityMatcher::kMaxProgram));
         m_regexes.push_back(std::make_shared<PriorityMatcher>(parsed.regex));
         Value v = make(Type::Regex, -1);
         v.constant = int64_t(m_regexes.size() - 1);

@@ -498,6 +498,12 @@ YaraStringCompiler::Result compileRegex(const YaraStringDecl &s)
         result.error = QStringLiteral("invalid regular expression: %1").arg(parsed.error);
         return result;
     }
+    if (!PriorityMatcher::fits(parsed.regex)) {
+        result.error = QStringLiteral("regular expression too large: its nested counted repeats need more than "
+                                      "%1 matcher states")
+                           .arg(PriorityMatcher::kMaxProgram);
+        return result;
+    }
     bool greedy = false;
     bool lazy = false;
     quantifierKinds(parsed.regex, &greedy, &lazy);

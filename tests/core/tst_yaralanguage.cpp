@@ -191,6 +191,7 @@ private Q_SLOTS:
     void yaraFileOfAnotherSuffix();
     void commentedRulesAfterAnError();
     void positionalRuleFile();
+    void nestedRepeatsBounded();
 
 private:
     QTemporaryDir m_tmp;
@@ -330,6 +331,22 @@ void TestYaraLanguage::positionalRuleFile()
              2); // the rules that need the other externals are rejected, and say so
     QVERIFY2(out.contains(QByteArray("none_of " + m_corpus.toUtf8() + "/none_of\n")), out.constData());
     QVERIFY2(err.contains("define it with -d ext_"), err.constData());
+}
+
+void TestYaraLanguage::nestedRepeatsBounded()
+{
+    // Found by the fuzzer: nested counted repeats multiply when the matcher writes them out (10^9 states here).
+    // yara takes them; Hitscope refuses them alone, with the reason, instead of exhausting memory.
+    const QString rules = m_tmp.filePath(QStringLiteral("nested.yar"));
+    QVERIFY(writeFile(rules, "rule s { strings: $a = /((a{1000}){1000}){1000}/ condition: $a }\n"
+                             "rule c { condition: \"x\" matches /((a{1000}){1000}){1000}/ }\n"
+                             "rule ok { strings: $a = /(a{10}){10}/ condition: $a }\n"));
+    const RuleSet set = RuleLoader::loadFiles({ rules });
+    QCOMPARE(set.rules.size(), size_t(1));
+    QCOMPARE(set.rules[0].name, QStringLiteral("ok"));
+    QCOMPARE(set.rejections.size(), size_t(2));
+    for (const Rejection &r : set.rejections)
+        QVERIFY2(r.reason.contains(QLatin1String("too large")), qPrintable(r.toString()));
 }
 
 QTEST_GUILESS_MAIN(TestYaraLanguage)

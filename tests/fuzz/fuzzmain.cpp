@@ -237,7 +237,9 @@ int main(int argc, char **argv)
 
     Mutator mutator(corpus, seed);
     const auto begin = std::chrono::steady_clock::now();
-    const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
+    const auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    };
     uint64_t runs = 0;
     while (elapsed() < seconds && (maxRuns == 0 || runs < maxRuns)) {
         runOne(mutator.next());
