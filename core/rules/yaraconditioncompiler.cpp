@@ -192,8 +192,12 @@ private:
     Value boolean(const YaraExpr *e)
     {
         const Value v = expr(e);
-        if (v.type == Type::String)
+        if (v.type == Type::String) {
+            if (v.literalString && m_scope.warnings)
+                m_scope.warnings->push_back(QStringLiteral("using literal string \"%1\" in a boolean operation.")
+                                                .arg(q(m_strings[size_t(m_nodes[size_t(v.node)].imm)])));
             return make(Type::Boolean, add(Op::StrToBool, v.node));
+        }
         return v;
     }
 

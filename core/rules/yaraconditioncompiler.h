@@ -10,6 +10,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 #include "rules/condition.h"
 #include "rules/yaraast.h"
@@ -67,6 +68,8 @@ public:
         std::function<std::vector<int>(const QByteArray &prefix)> rulesWithPrefix;
         const YaraExternals *externals = nullptr;
         std::set<QByteArray> modules; ///< imported by the rule's file
+        /// When given, receives the warnings yara prints for the condition (the rule is still accepted).
+        QStringList *warnings = nullptr;
     };
 
     /// `uses`, when given, receives one entry per string of the rule (same order) when the compilation succeeds.

@@ -173,8 +173,11 @@ void YaraLoader::addRule(const YaraRuleDecl &decl)
 
     std::vector<Pattern> patterns;
     QString error;
+    QStringList warnings;
     for (const YaraStringDecl &s : decl.strings) {
         YaraStringCompiler::Result r = YaraStringCompiler::compile(s);
+        if (!r.warning.isEmpty())
+            warnings.push_back(r.warning);
         if (!r.error.isEmpty()) {
             error = QStringLiteral("line %1: string %2: %3").arg(s.line).arg(QString::fromUtf8(s.id), r.error);
             break;
@@ -209,6 +212,7 @@ void YaraLoader::addRule(const YaraRuleDecl &decl)
         };
         scope.externals = &m_externals;
         scope.modules = m_modules;
+        scope.warnings = &warnings;
         out.condition = YaraConditionCompiler::compile(decl, scope, &error, &uses);
         if (!out.condition && error.isEmpty())
             error = QStringLiteral("the condition cannot be evaluated");
@@ -221,6 +225,9 @@ void YaraLoader::addRule(const YaraRuleDecl &decl)
         reject(file, decl.line, name, error);
         return;
     }
+    // As yara prints them, after the file and line: the rule still runs.
+    for (const QString &w : warnings)
+        m_set.notes.push_back(QStringLiteral("warning: %1:%2: rule %3: %4").arg(file).arg(decl.line).arg(name, w));
     collectWildcards(decl.condition.get(), m_wildcards);
     const int index = int(m_set.rules.size());
     for (Pattern &p : patterns) {

@@ -188,6 +188,22 @@ Regex withoutEmptyMatches(const Regex &r)
     return out;
 }
 
+/// yara_re_ast_has_unbounded_quantifier_for_dot: a `.` (any byte, or any but a newline) repeated without bound.
+bool unboundedDot(const Regex &r)
+{
+    ByteSet anyButNewline;
+    anyButNewline.set();
+    anyButNewline.reset('\n');
+    for (const Regex::Node &n : r.nodes) {
+        if (n.type != Regex::Node::Type::Repeat || n.max >= 0)
+            continue;
+        const Regex::Node &child = r.nodes[size_t(n.children.front())];
+        if (child.type == Regex::Node::Type::Bytes && (child.bytes.all() || child.bytes == anyButNewline))
+            return true;
+    }
+    return false;
+}
+
 /// Which quantifiers a regex has: YARA refuses to mix greedy and lazy ones.
 void quantifierKinds(const Regex &r, bool *greedy, bool *lazy)
 {
@@ -504,6 +520,10 @@ YaraStringCompiler::Result compileRegex(const YaraStringDecl &s)
                            .arg(PriorityMatcher::kMaxProgram);
         return result;
     }
+    if (unboundedDot(parsed.regex))
+        result.warning = QStringLiteral("%1 contains .*, .+ or .{x,} consider using .{,N}, .{1,N} or {x,N} with a "
+                                        "reasonable value for N")
+                             .arg(QString::fromUtf8(s.id));
     bool greedy = false;
     bool lazy = false;
     quantifierKinds(parsed.regex, &greedy, &lazy);

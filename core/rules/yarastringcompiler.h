@@ -22,6 +22,7 @@ public:
         Regex dfa; ///< what the engines scan for: every YARA match is a match of it
         std::shared_ptr<YaraString> yara;
         QString error; ///< why the string (and so its rule) cannot run; empty on success
+        QString warning; ///< what yara warns of (the string still runs)
     };
 
     static Result compile(const YaraStringDecl &string);

@@ -162,6 +162,9 @@ void ScanJob::Worker::run(const Request &request)
     rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
     for (const Rejection &r : rejections)
         post([job, r] { Q_EMIT job->ruleRejected(r.file, r.line, r.rule, r.reason); });
+    // yara's warnings and the format a rule file was read as: told, nothing refused.
+    for (const QString &note : rules.notes)
+        post([job, note] { Q_EMIT job->notice(note); });
 
     // As the CLI: a YARA rule without strings (a condition on filesize or header bytes) is usable too.
     const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),

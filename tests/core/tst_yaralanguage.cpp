@@ -192,6 +192,7 @@ private Q_SLOTS:
     void commentedRulesAfterAnError();
     void positionalRuleFile();
     void nestedRepeatsBounded();
+    void warningsAsYara();
 
 private:
     QTemporaryDir m_tmp;
@@ -347,6 +348,30 @@ void TestYaraLanguage::nestedRepeatsBounded()
     QCOMPARE(set.rejections.size(), size_t(2));
     for (const Rejection &r : set.rejections)
         QVERIFY2(r.reason.contains(QLatin1String("too large")), qPrintable(r.toString()));
+}
+
+void TestYaraLanguage::warningsAsYara()
+{
+    // What yara warns of is said, and the rule runs.
+    const QString rules = m_tmp.filePath(QStringLiteral("warned.yar"));
+    QVERIFY(writeFile(rules, "rule warned { strings: $a = /no.*ne/ condition: $a and \"lit\" }\n"));
+    QByteArray yaraErr;
+    const QByteArray yara = runYara({ rules, m_corpus + QStringLiteral("/none_of") }, &yaraErr);
+    QVERIFY2(yaraErr.contains("consider using") && yaraErr.contains("literal string"), yaraErr.constData());
+    QByteArray out, err;
+    QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-r"),
+                      rules, m_corpus + QStringLiteral("/none_of") },
+                    &out, &err),
+             0);
+    QCOMPARE(out, yara);
+    QVERIFY2(err.contains(QByteArray("warning: " + rules.toUtf8() + ":1: rule warned: $a contains .*")), err.constData());
+    QVERIFY2(err.contains("using literal string \"lit\" in a boolean operation"), err.constData());
+    // -w: no warnings, as yara's -w.
+    QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-w"),
+                      QStringLiteral("-r"), rules, m_corpus + QStringLiteral("/none_of") },
+                    &out, &err),
+             0);
+    QVERIFY2(err.isEmpty(), err.constData());
 }
 
 QTEST_GUILESS_MAIN(TestYaraLanguage)
