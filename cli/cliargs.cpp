@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cliargs.h"
 
+#include <QFileInfo>
+
 #include <algorithm>
 #include <cstring>
 
@@ -229,7 +231,7 @@ QString CliArgs::parse(int argc, char **argv)
     if (command != QLatin1String("scan"))
         return QStringLiteral("unknown command '%1' (see --help)").arg(command);
     // yara's own form, `scan [options] RULES PATH...`, when no -r is given.
-    if (rules.isEmpty() && paths.size() >= 2)
+    if (rules.isEmpty() && paths.size() >= 2 && QFileInfo(QString::fromLocal8Bit(paths.front())).isFile())
         rules.push_back(QString::fromLocal8Bit(paths.takeFirst()));
     if (rules.isEmpty())
         return QStringLiteral("no rule file given: use -r FILE (or give it before the paths, as yara takes it)");
