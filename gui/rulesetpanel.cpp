@@ -25,9 +25,10 @@ QString kindOf(const QString &path)
         return RuleSetPanel::tr("regex list");
     if (suffix == QLatin1String("yar") || suffix == QLatin1String("yara"))
         return RuleSetPanel::tr("YARA rules");
-    // As RuleLoader reads it: .rule, .yr and the like are YARA when their text declares rules.
+    // As RuleLoader reads it: .rule, .yr and the like are YARA when their text declares rules. This runs on the
+    // GUI thread, so only the head of the file is read: a YARA file declares a rule early.
     QFile file(path);
-    if (file.open(QIODevice::ReadOnly) && YaraLoader::looksLikeYara(file.read(1 << 20)))
+    if (file.open(QIODevice::ReadOnly) && YaraLoader::looksLikeYara(file.read(64 << 10)))
         return RuleSetPanel::tr("YARA rules");
     return RuleSetPanel::tr("literal list");
 }

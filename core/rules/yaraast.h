@@ -9,6 +9,18 @@
 
 namespace Hitscope {
 
+/// YARA's base64 alphabet, where a rule names none.
+inline constexpr const char *kYaraBase64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Whether Debian's yara 4.2.3 has a module of this name (importing another one is an error there).
+inline bool isYaraModule(const QByteArray &name)
+{
+    for (const char *m : { "pe", "elf", "math", "hash", "dotnet", "time", "console", "magic", "macho", "dex", "cuckoo" })
+        if (name == m)
+            return true;
+    return false;
+}
+
 /**
  * One node of a parsed YARA condition, as YaraParser builds it: the shape of the source, nothing resolved.
  * YaraConditionCompiler gives it meaning (types, strings, rules, externals) with YARA 4.2.3's checks.

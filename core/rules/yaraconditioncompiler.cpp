@@ -23,14 +23,6 @@ constexpr int64_t U = ConditionProgram::Undefined;
 constexpr int64_t Int64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t Int64Min = std::numeric_limits<int64_t>::min();
 
-/// The modules Debian's yara 4.2.3 has: importing another one is an error there.
-const std::set<QByteArray> &knownModules()
-{
-    static const std::set<QByteArray> modules{ "pe", "elf", "math", "hash", "dotnet", "time", "console",
-                                               "magic", "macho", "dex", "cuckoo" };
-    return modules;
-}
-
 /// Thrown inside the compiler only; compile() turns it into the reason.
 struct Refusal
 {
@@ -482,7 +474,7 @@ private:
 
     [[noreturn]] Value undefinedIdentifier(const QByteArray &name)
     {
-        if (knownModules().count(name))
+        if (isYaraModule(name))
             refuse(QStringLiteral("undefined identifier \"%1\" (the module is not imported: import \"%1\")").arg(q(name)));
         refuse(QStringLiteral("undefined identifier \"%1\" (an external variable? define it with -d %1=VALUE)")
                    .arg(q(name)));

@@ -14,14 +14,6 @@ namespace {
 /// YARA's YR_MAX_INCLUDE_DEPTH.
 constexpr int kMaxIncludeDepth = 16;
 
-/// The modules Debian's yara 4.2.3 has.
-bool knownModule(const QByteArray &name)
-{
-    static const std::set<QByteArray> modules{ "pe", "elf", "math", "hash", "dotnet", "time", "console",
-                                               "magic", "macho", "dex", "cuckoo" };
-    return modules.count(name) > 0;
-}
-
 /// Where the prefix matches in `of (prefix*)`, as YARA's wildcard check reads it.
 void collectWildcards(const YaraExpr *e, std::set<QByteArray> &out)
 {
@@ -122,7 +114,7 @@ void YaraLoader::load(const QString &path)
         case YaraParser::Item::Kind::Import:
             if (item.module.isEmpty() || item.module.contains('\0'))
                 reject(file, item.line, {}, QStringLiteral("invalid module name \"%1\"").arg(QString::fromUtf8(item.module)));
-            else if (!knownModule(item.module))
+            else if (!isYaraModule(item.module))
                 reject(file, item.line, {}, QStringLiteral("unknown module \"%1\"").arg(QString::fromUtf8(item.module)));
             else
                 m_modules.insert(item.module);

@@ -318,13 +318,13 @@ private:
                         invalidModifier(mod, "length of base64 alphabet must be 64");
                     expectPunct(")");
                 }
-                const QByteArray effective = alphabet.isEmpty() ? QByteArray(kDefaultAlphabet) : alphabet;
+                const QByteArray effective = alphabet.isEmpty() ? QByteArray(kYaraBase64Alphabet) : alphabet;
                 if (s.has(YaraStringDecl::Base64) || s.has(YaraStringDecl::Base64Wide)) {
-                    const QByteArray earlier = s.alphabet.isEmpty() ? QByteArray(kDefaultAlphabet) : s.alphabet;
+                    const QByteArray earlier = s.alphabet.isEmpty() ? QByteArray(kYaraBase64Alphabet) : s.alphabet;
                     if (earlier != effective)
                         invalidModifier(mod, "can not specify multiple alphabets");
                 }
-                if (effective != kDefaultAlphabet)
+                if (effective != kYaraBase64Alphabet)
                     s.alphabet = effective;
             }
             if (s.modifiers & flag)
@@ -334,8 +334,6 @@ private:
         s.source = value.kind == Kind::Hex ? "{" + value.text + "}" : value.text;
         return s;
     }
-
-    static constexpr const char *kDefaultAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
     YaraExprPtr node(E kind, const YaraToken &at)
     {

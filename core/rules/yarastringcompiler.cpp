@@ -88,27 +88,7 @@ Regex relaxed(const Regex &exact)
 
 bool nullable(const Regex &r, int node)
 {
-    const Regex::Node &n = r.nodes[size_t(node)];
-    switch (n.type) {
-    case Regex::Node::Type::Bytes:
-        return false;
-    case Regex::Node::Type::Assert:
-    case Regex::Node::Type::Empty:
-        return true;
-    case Regex::Node::Type::Concat:
-        for (int c : n.children)
-            if (!nullable(r, c))
-                return false;
-        return true;
-    case Regex::Node::Type::Alternate:
-        for (int c : n.children)
-            if (nullable(r, c))
-                return true;
-        return n.children.empty();
-    case Regex::Node::Type::Repeat:
-        return n.min == 0 || nullable(r, n.children.front());
-    }
-    return true;
+    return r.minLength(node) == 0;
 }
 
 int nonEmpty(Regex &into, const Regex &from, int node);
@@ -396,6 +376,17 @@ private:
     QString m_error;
 };
 
+QByteArray widened(const QByteArray &text)
+{
+    QByteArray w;
+    w.reserve(text.size() * 2);
+    for (char c : text) {
+        w += c;
+        w += '\0';
+    }
+    return w;
+}
+
 YaraStringCompiler::Result compileText(const YaraStringDecl &s)
 {
     YaraStringCompiler::Result result;
@@ -452,14 +443,8 @@ YaraStringCompiler::Result compileText(const YaraStringDecl &s)
     if (xorMod) {
         if (ascii || !wide)
             y->xorForms.push_back(text);
-        if (wide) {
-            QByteArray w;
-            for (char c : text) {
-                w += c;
-                w += '\0';
-            }
-            y->xorForms.push_back(w);
-        }
+        if (wide)
+            y->xorForms.push_back(widened(text));
         y->xorKeys = { lo, hi };
     }
     y->minLength = exact.minLength();
@@ -551,16 +536,6 @@ YaraStringCompiler::Result compileRegex(const YaraStringDecl &s)
     return result;
 }
 
-QByteArray widened(const QByteArray &text)
-{
-    QByteArray w;
-    w.reserve(text.size() * 2);
-    for (char c : text) {
-        w += c;
-        w += '\0';
-    }
-    return w;
-}
 
 /**
  * YARA's base64 forms of `text` (libyara/base64.c): encoded after 0, 1 and 2 leading bytes, with the characters
@@ -605,8 +580,7 @@ void base64Forms(const QByteArray &text, const QByteArray &alphabet, bool wide, 
 YaraStringCompiler::Result compileBase64(const YaraStringDecl &s)
 {
     YaraStringCompiler::Result result;
-    static const QByteArray standard("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
-    const QByteArray &alphabet = s.alphabet.isEmpty() ? standard : s.alphabet;
+    const QByteArray alphabet = s.alphabet.isEmpty() ? QByteArray(kYaraBase64Alphabet) : s.alphabet;
     const bool b64 = s.has(YaraStringDecl::Base64);
     const bool b64w = s.has(YaraStringDecl::Base64Wide);
     // The order is YARA's (yr_base64_ast_from_string): the alternatives of one regex, tried in this order.
