@@ -11,6 +11,7 @@
 #include "automata/atomprefilter.h"
 #include "automata/lazydfa.h"
 #include "automata/patterncatalog.h"
+#include "cpu/atommarks.h"
 #include "cpu/lazycaches.h"
 #include "cpu/xorscreen.h"
 #include "util/parallel.h"
@@ -62,72 +63,6 @@ uint32_t startState(const Dfa &dfa, const BatchFile &f, const uint8_t *haystack,
     const uint8_t before = *f.at(haystack, scanBegin - 1);
     return dfa.start[isWordByte(before) ? Dfa::AfterWord : Dfa::AfterNonWord];
 }
-
-/**
- * Where the atoms of prefiltered groups occur, per group and block of the haystack. A group's DFA then runs
- * over each marked block widened by the group's longest match on both sides: that covers the window of
- * every atom occurrence in the block, so it finds every match. Blocks rather than exact windows: marking is
- * a store, where exact windows would need millions of atom hits sorted (runs of zero bytes, say). The blocks
- * are small, so that an atom found once walks little more than its own window; a bit each, so that the
- * unmarked stretches are passed over a word at a time.
- */
-class AtomMarks
-{
-public:
-    static constexpr int kBlockShift = 6;
-
-    AtomMarks(const AtomPrefilter &pre, const FileBatch &batch, size_t groups)
-        : m_pre(pre)
-        , m_batch(batch)
-        , m_words((size_t(batch.used >> kBlockShift) + 1 + 63) / 64)
-        , m_bits(new std::atomic<uint64_t>[groups * m_words]())
-    {
-    }
-
-    /// Occurrences of atom `atom` (an index into AtomPrefilter::atomGroup) ending at file offsets
-    /// [firstEnd, lastEnd] (a run of a repeated byte; one occurrence when equal).
-    void mark(uint32_t batchFile, int64_t firstEnd, int64_t lastEnd, uint32_t atom)
-    {
-        const BatchFile &bf = m_batch.files[batchFile];
-        const int64_t length = m_pre.atomLength[atom];
-        const int64_t h0 = bf.dataOffset + (std::max(firstEnd - length + 1, bf.holdBegin) - bf.holdBegin);
-        const int64_t h1 = bf.dataOffset + (std::max(lastEnd - length + 1, bf.holdBegin) - bf.holdBegin);
-        for (int64_t h = h0; h <= h1; h = ((h >> kBlockShift) + 1) << kBlockShift)
-            markAt(m_pre.atomGroup[atom], h);
-    }
-
-    /// An occurrence of one of `group`'s atoms starting at haystack offset h.
-    void markAt(int group, int64_t h)
-    {
-        const size_t block = size_t(h >> kBlockShift);
-        std::atomic<uint64_t> &word = m_bits[size_t(group) * m_words + block / 64];
-        const uint64_t bit = uint64_t(1) << (block % 64);
-        // Atoms come in runs (a line of dashes, zero bytes): most marks find their bit set already.
-        if (!(word.load(std::memory_order_relaxed) & bit))
-            word.fetch_or(bit, std::memory_order_relaxed);
-    }
-
-    /// The first marked block of `group` in [from, to], or -1.
-    int64_t nextMarked(int group, int64_t from, int64_t to) const
-    {
-        const std::atomic<uint64_t> *bits = &m_bits[size_t(group) * m_words];
-        for (int64_t b = from; b <= to;) {
-            const uint64_t w = bits[size_t(b) / 64].load(std::memory_order_relaxed) >> (b % 64);
-            if (w != 0) {
-                b += std::countr_zero(w);
-                return b <= to ? b : -1;
-            }
-            b = (b / 64 + 1) * 64;
-        }
-        return -1;
-    }
-
-private:
-    const AtomPrefilter &m_pre;
-    const FileBatch &m_batch;
-    const size_t m_words; ///< per group
-    std::unique_ptr<std::atomic<uint64_t>[]> m_bits;
-};
 
 /**
  * Marks where the prefilter's xor atoms occur in data[0, n), which starts at haystack offset `base`: starts are
@@ -562,32 +497,44 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
         int64_t end;   // walked to here at least
         int64_t cap;   // and on to here while a match is in progress (an unbounded pattern's window)
     };
+    // Group by group over the batch's marks, file by file in haystack order: windows of one group together
+    // (each thread then walks one DFA at a time), of one file together and in order (the runs below).
+    std::vector<uint32_t> files;
+    for (uint32_t f = 0; f < batch.files.size(); ++f)
+        if (!batch.files[f].failed && batch.files[f].holdEnd > batch.files[f].holdBegin)
+            files.push_back(f);
+    std::stable_sort(files.begin(), files.end(), [&](uint32_t a, uint32_t b) {
+        return batch.files[a].dataOffset < batch.files[b].dataOffset;
+    });
     std::vector<Window> windows;
-    for (uint32_t f = 0; f < batch.files.size(); ++f) {
-        const BatchFile &bf = batch.files[f];
-        if (bf.failed || bf.holdEnd <= bf.holdBegin)
+    const int64_t lastBlock = files.empty() ? -1 : (batch.used - 1) >> AtomMarks::kBlockShift;
+    for (int g = 0; g < int(catalog.groups.size()) && !files.empty(); ++g) {
+        if (!pre.covers(g) || pre.groupReach[size_t(g)] <= 0 || !marks.any(g))
             continue;
-        const int64_t h0 = bf.dataOffset;
-        const int64_t h1 = bf.dataOffset + (bf.holdEnd - bf.holdBegin);
-        for (int g = 0; g < int(catalog.groups.size()); ++g) {
-            if (!pre.covers(g) || pre.groupReach[size_t(g)] <= 0)
-                continue;
-            const int64_t left = pre.groupLeft[size_t(g)];
-            const int64_t right = pre.groupRight[size_t(g)];
-            const int64_t reach = pre.groupReach[size_t(g)];
-            // A window starts in the context of the byte before it (\b), so it needs that byte held, and ends a
-            // byte past its reach (a trailing \b is decided there).
-            const int64_t first = bf.holdBegin > 0 ? bf.holdBegin + 1 : 0;
-            Window open { g, f, -1, -1, -1 };
-            const int64_t last = (h1 - 1) >> AtomMarks::kBlockShift;
-            for (int64_t b = marks.nextMarked(g, h0 >> AtomMarks::kBlockShift, last); b >= 0;
-                 b = marks.nextMarked(g, b + 1, last)) {
-                // Haystack block -> file offsets, widened and kept inside what the chunk holds.
-                const int64_t blockEnd = bf.holdBegin + ((b + 1) * kBlock - h0);
-                const int64_t lo = std::max(first, bf.holdBegin + (b * kBlock - h0) - left);
+        const int64_t left = pre.groupLeft[size_t(g)];
+        const int64_t right = pre.groupRight[size_t(g)];
+        const int64_t reach = pre.groupReach[size_t(g)];
+        Window open { g, 0, -1, -1, -1 };
+        size_t cursor = 0; // the first file that does not end before the block
+        for (int64_t b = marks.nextMarked(g, 0, lastBlock); b >= 0; b = marks.nextMarked(g, b + 1, lastBlock)) {
+            const int64_t blockBegin = b * kBlock;
+            auto h1Of = [&](const BatchFile &bf) { return bf.dataOffset + (bf.holdEnd - bf.holdBegin); };
+            while (cursor < files.size() && h1Of(batch.files[files[cursor]]) <= blockBegin)
+                ++cursor;
+            // A block may hold the end of one file and the start of the next: each gets its window.
+            for (size_t k = cursor; k < files.size() && batch.files[files[k]].dataOffset < blockBegin + kBlock; ++k) {
+                const uint32_t f = files[k];
+                const BatchFile &bf = batch.files[f];
+                const int64_t h0 = bf.dataOffset;
+                // Haystack block -> file offsets, widened and kept inside what the chunk holds. A window starts
+                // in the context of the byte before it (\b), so it needs that byte held, and ends a byte past
+                // its reach (a trailing \b is decided there).
+                const int64_t first = bf.holdBegin > 0 ? bf.holdBegin + 1 : 0;
+                const int64_t blockEnd = bf.holdBegin + (blockBegin + kBlock - h0);
+                const int64_t lo = std::max(first, bf.holdBegin + (blockBegin - h0) - left);
                 const int64_t hi = std::min(bf.holdEnd, blockEnd + right + 1);
                 const int64_t cap = std::min(bf.holdEnd, blockEnd + reach + 1);
-                if (open.begin >= 0 && lo <= open.end) {
+                if (open.begin >= 0 && open.batchFile == f && lo <= open.end) {
                     open.end = std::max(open.end, hi);
                     open.cap = std::max(open.cap, cap);
                     continue;
@@ -596,15 +543,12 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
                     windows.push_back(open);
                 open = { g, f, lo, hi, cap };
             }
-            if (open.begin >= 0)
-                windows.push_back(open);
         }
+        if (open.begin >= 0)
+            windows.push_back(open);
     }
     if (windows.empty())
         return;
-    // Windows of one group together, so that each thread walks one DFA at a time.
-    std::stable_sort(windows.begin(), windows.end(),
-                     [](const Window &a, const Window &b) { return a.group < b.group; });
     // Windows that a match in progress could run from one into the next are walked by one walk, in order: a
     // walk goes on past a window's end while a match is in progress, up to its cap, through the next window if
     // it gets there, and otherwise jumps to the next window.
@@ -980,6 +924,7 @@ int64_t CpuEngine::preferredBatchBytes() const
 
 CpuEngine::CpuEngine()
     : m_lazyCaches(std::make_unique<LazyCaches>())
+    , m_marks(std::make_unique<AtomMarks>())
 {
 }
 
@@ -1045,9 +990,11 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     // Big unbounded chunks first so that no thread is left with one at the end.
     std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.bytes > b.bytes; });
     // Groups the atom prefilter covers get no pass of their own: one screen over every segment instead.
-    std::unique_ptr<AtomMarks> marks;
-    if (pre)
-        marks = std::make_unique<AtomMarks>(*pre, batch, catalog.groups.size());
+    AtomMarks *marks = nullptr;
+    if (pre) {
+        m_marks->begin(*pre, batch, catalog.groups.size());
+        marks = m_marks.get();
+    }
     for (int g = pre ? kAtomPass : 0; g < int(catalog.groups.size()); ++g) {
         if (g >= 0 && (catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
             continue;

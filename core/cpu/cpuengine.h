@@ -7,6 +7,7 @@
 
 namespace Hitscope {
 
+class AtomMarks;
 class LazyCaches;
 
 /**
@@ -42,6 +43,7 @@ private:
     std::vector<uint8_t> m_counted; ///< per pattern; empty: none counted
     bool m_atomPrefilter = true;
     std::unique_ptr<LazyCaches> m_lazyCaches; ///< the windows' LazyDfa states, kept from batch to batch
+    std::unique_ptr<AtomMarks> m_marks;       ///< kept too: fresh zeroed bits per batch were page faults
 };
 
 } // namespace Hitscope

@@ -574,6 +574,60 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QCOMPARE(got.size(), expected.size());
         QVERIFY(got == expected);
     }
+    void jumpyHexStringsInSmallFilesSharingBlocks()
+    {
+        // Hex strings with wide jumps get a tableless group each (their lazy states multiply in a shared one);
+        // hundreds of small files share the marks' 64-byte blocks, so a block's window may belong to the end of
+        // one file and the start of the next. Every match, at file starts and ends too, as full passes find.
+        QByteArray text;
+        const char *heads[] = { "8B", "E8", "FF 15", "4D 5A", "C3" };
+        for (int r = 0; r < 40; ++r) {
+            const QByteArray tail = QByteArray::number(0x10 + r, 16).toUpper();
+            text += "rule j" + QByteArray::number(r) + " { strings: $h = { " + heads[r % 5] + " [1-" + QByteArray::number(4 + r % 13)
+                + "] 89 ?? " + tail + " [0-6] F3 A4 } $t = \"tx" + QByteArray::number(r) + "z\" condition: $h or $t }\n";
+        }
+        QTemporaryDir tmp;
+        const QString rulesPath = tmp.filePath(QStringLiteral("jumps.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath, text));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        CompileOptions cpuOnly;
+        cpuOnly.cpuOnly = true;
+        const PatternCatalog tableless = PatternCatalog::compile(rules, cpuOnly);
+        size_t alone = 0;
+        for (const DfaGroup &g : tableless.groups)
+            alone += g.tableless && g.lazy && g.patterns.size() == 1 ? 1 : 0;
+        QVERIFY2(alone >= 40, qPrintable(QString::number(alone)));
+
+        QRandomGenerator rng(77);
+        const QString dir = tmp.filePath(QStringLiteral("corpus"));
+        QVERIFY(QDir().mkpath(dir));
+        const QByteArray headBytes[] = { "\x8B", "\xE8", "\xFF\x15", "MZ", "\xC3" };
+        for (int f = 0; f < 300; ++f) {
+            QByteArray data(10 + int(rng.bounded(150)), '\0');
+            for (char &ch : data)
+                ch = char(rng.bounded(256));
+            const int r = int(rng.bounded(40));
+            QByteArray m = headBytes[r % 5] + QByteArray(1 + int(rng.bounded(quint32(4 + r % 13))), 'j') + "\x89" + "?"
+                + QByteArray(1, char(0x10 + r)) + QByteArray(int(rng.bounded(7)), 'k') + "\xF3\xA4";
+            if (m.size() <= data.size()) {
+                const int where = int(rng.bounded(3));
+                const qsizetype at = where == 0 ? 0 : where == 1 ? data.size() - m.size()
+                                                                 : qsizetype(rng.bounded(quint32(data.size() - m.size() + 1)));
+                data.replace(at, m.size(), m);
+            }
+            if (rng.bounded(4) == 0)
+                data += "tx" + QByteArray::number(r) + "z";
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f, 3, 10, QLatin1Char('0')), data));
+        }
+        PatternCatalog full = PatternCatalog::compile(rules);
+        full.prefilter.reset();
+        const Hits expected = scan(rules, full, dir);
+        QVERIFY2(expected.size() > 200, qPrintable(QString::number(expected.size())));
+        const Hits got = scan(rules, tableless, dir);
+        QCOMPARE(got.size(), expected.size());
+        QVERIFY(got == expected);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAtomPrefilter)
