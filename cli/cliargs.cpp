@@ -19,6 +19,7 @@ QString CliArgs::helpText()
         "Usage: hitscope-cli scan [options] -r RULES PATH...\n"
         "       hitscope-cli scan [options] RULES PATH...\n"
         "       hitscope-cli devices [--backend B] [--validation]\n"
+        "       hitscope-cli dump [--module M]... [--json] FILE...\n"
         "       hitscope-cli --help | --version\n"
         "\n"
         "Scans files and folders (recursively) against rule files and prints what matched.\n"
@@ -62,6 +63,11 @@ QString CliArgs::helpText()
         "      --fixed-batches     every batch of --batch-bytes, also the first and the last ones\n"
         "      --segment-bytes N   bytes per work item of bounded patterns (default 256K on the CPU,\n"
         "                          4K on a GPU, 15K on Mesa's software Vulkan)\n"
+        "\n"
+        "Dump (module data, as yara -D prints it):\n"
+        "  -m, --module M          pe, elf, math, hash, dotnet, time, console, magic, macho or dex,\n"
+        "                          repeatable (default: all of them, in that order)\n"
+        "      --json              one JSON line per file: {\"type\":\"modules\",\"file\",\"modules\":{...}}\n"
         "\n"
         "Exit status: 0 the scan finished; 1 bad arguments or no usable rule;\n"
         "             2 the scan finished but some files or rules were skipped (reported on stderr).\n");
@@ -145,6 +151,10 @@ QString CliArgs::parse(int argc, char **argv)
             countOnly = true;
         } else if (is(nullptr, "--json")) {
             json = true;
+        } else if (is("-m", "--module")) {
+            err = value(a, &v);
+            if (v)
+                modules.push_back(QByteArray(v));
         } else if (is("-w", "--no-warnings")) {
             quietProblems = true;
         } else if (is(nullptr, "--telemetry")) {
@@ -228,6 +238,13 @@ QString CliArgs::parse(int argc, char **argv)
         return QStringLiteral("no command given (see --help)");
     if (command == QLatin1String("devices"))
         return {};
+    if (command == QLatin1String("dump")) {
+        if (paths.isEmpty())
+            return QStringLiteral("no file to dump given");
+        return {};
+    }
+    if (!modules.isEmpty())
+        return QStringLiteral("--module belongs to dump (see --help)");
     if (command != QLatin1String("scan"))
         return QStringLiteral("unknown command '%1' (see --help)").arg(command);
     // yara's own form, `scan [options] RULES PATH...`, when no -r is given.

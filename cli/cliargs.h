@@ -20,6 +20,7 @@ struct CliArgs
     QStringList rules;
     std::vector<std::pair<QByteArray, QByteArray>> defines; ///< -d NAME=VALUE, in order
     QByteArrayList paths;
+    QByteArrayList modules; ///< dump: -m/--module, in order (empty: every module that reads files)
     Engine engine = Engine::Auto;
     QString backend;
     bool printStrings = false;

@@ -4,6 +4,7 @@
 #include <QCoreApplication>
 
 #include "cliargs.h"
+#include "dumpcommand.h"
 #include "gpusupport.h"
 #include "scancommand.h"
 #include "util/heaptuning.h"
@@ -48,5 +49,7 @@ int main(int argc, char **argv)
         }
         return support->runDevicesCommand(args);
     }
+    if (args.command == QLatin1String("dump"))
+        return runDumpCommand(args);
     return runScanCommand(args);
 }

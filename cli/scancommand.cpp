@@ -16,7 +16,7 @@
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
 #include "gpusupport.h"
-#include "report/jsonescape.h"
+#include "util/jsonescape.h"
 #include "report/previewreader.h"
 #include "rules/ruleevaluator.h"
 #include "rules/ruleloader.h"

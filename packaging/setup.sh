@@ -10,6 +10,7 @@ packages=(
     libvulkan-dev mesa-vulkan-drivers libgl1-mesa-dri vulkan-tools vulkan-validationlayers glslang-tools spirv-tools
     xvfb xauth
     yara libyara-dev libvectorscan-dev liburing-dev
+    shim-unsigned libmono-corlib4.5-dll
     appstream
 )
 missing=()

@@ -11,7 +11,7 @@
 #include <QSaveFile>
 
 #include "report/hitstablemodel.h"
-#include "report/jsonescape.h"
+#include "util/jsonescape.h"
 
 namespace Hitscope {
 
