@@ -78,7 +78,13 @@ HitsView::HitsView(HitsTableModel *model, QWidget *parent)
         if (current.isValid())
             Q_EMIT hitActivated(current);
     });
-    m_table->addActions({m_copyAction, m_copyPathAction, m_showBytesAction});
+    m_moduleDataAction = new QAction(tr("&Module data of the file…"), this);
+    connect(m_moduleDataAction, &QAction::triggered, this, [this] {
+        const QModelIndex current = m_table->currentIndex();
+        if (current.isValid())
+            Q_EMIT moduleDataRequested(current);
+    });
+    m_table->addActions({m_copyAction, m_copyPathAction, m_showBytesAction, m_moduleDataAction});
     m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     // Typing re-filters only once the user pauses: filtering a million rows per keystroke freezes the GUI.

@@ -31,12 +31,15 @@ public:
     QAction *copyAction() const { return m_copyAction; }
     QAction *copyPathAction() const { return m_copyPathAction; }
     QAction *showBytesAction() const { return m_showBytesAction; }
+    QAction *moduleDataAction() const { return m_moduleDataAction; }
     QString selectedRowsText() const;
 
 Q_SIGNALS:
     void filterApplied();
     /// "Show bytes" on the current row (a proxy index), as a double-click.
     void hitActivated(const QModelIndex &index);
+    /// The user asked for the YARA module data of the file of the hit at `index` (a proxy index).
+    void moduleDataRequested(const QModelIndex &index);
 
 private:
     void applyFilter();
@@ -52,6 +55,7 @@ private:
     QAction *m_copyAction = nullptr;
     QAction *m_copyPathAction = nullptr;
     QAction *m_showBytesAction = nullptr;
+    QAction *m_moduleDataAction = nullptr;
 };
 
 } // namespace Hitscope

@@ -33,6 +33,7 @@
 #include "dropzone.h"
 #include "formatting.h"
 #include "hexview.h"
+#include "moduleview.h"
 #include "hitsview.h"
 #include "latencyprobe.h"
 #include "launchparamspanel.h"
@@ -345,6 +346,16 @@ void MainWindow::onHitActivated(const QModelIndex &index)
     view->show();
 }
 
+void MainWindow::onModuleDataRequested(const QModelIndex &index)
+{
+    const QModelIndex source = m_hitsView->proxy()->mapToSource(index);
+    if (!source.isValid())
+        return;
+    auto *view = new ModuleView(m_model->hit(source.row()).path, this);
+    view->setAttribute(Qt::WA_DeleteOnClose);
+    view->show();
+}
+
 void MainWindow::setupLayout()
 {
     m_dropZone = new DropZone(this);
@@ -439,6 +450,7 @@ void MainWindow::setupLayout()
     connect(m_ruleSummary, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);
     connect(m_hitsView->table(), &QAbstractItemView::doubleClicked, this, &MainWindow::onHitActivated);
     connect(m_hitsView, &HitsView::hitActivated, this, &MainWindow::onHitActivated);
+    connect(m_hitsView, &HitsView::moduleDataRequested, this, &MainWindow::onModuleDataRequested);
     connect(m_problems, &ProblemsPanel::countChanged, this, &MainWindow::updateTabTitles);
     connect(m_dropZone, &DropZone::pathsChanged, this, [this] { setRunning(m_running); });
     connect(m_rules, &RuleSetPanel::ruleFilesChanged, this, [this] { setRunning(m_running); });

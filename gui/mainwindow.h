@@ -78,6 +78,7 @@ public Q_SLOTS:
     void onExportTelemetry();
     /// Opens the hex view of the hit at `index` of the hits table (a proxy index).
     void onHitActivated(const QModelIndex &index);
+    void onModuleDataRequested(const QModelIndex &index);
     /// Makes `params` (chosen in the parameter sweep) the current launch parameters.
     void onSweepParamsChosen(const Hitscope::LaunchParams &params);
 

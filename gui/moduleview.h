@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QDialog>
+
+class QLabel;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace Hitscope {
+
+struct ModuleObject;
+
+/**
+ * A file's YARA module data (what `hitscope-cli dump` and `yara -D` print) as a tree: one top-level item per
+ * module, a row per field with its value, arrays by index, dictionaries by key, undefined values as yara
+ * names them. libyara reads the file on a thread of its own (it walks every byte, so a large file takes a
+ * while); the dialog says so meanwhile, and names the file and the reason when it cannot be read.
+ */
+class ModuleView : public QDialog
+{
+    Q_OBJECT
+public:
+    explicit ModuleView(const QByteArray &path, QWidget *parent = nullptr);
+    ~ModuleView() override;
+
+    QTreeWidget *tree() const { return m_tree; }
+    QLabel *status() const { return m_status; }
+    /// Whether the read has ended (with data or an error).
+    bool isLoaded() const { return m_loaded; }
+
+Q_SIGNALS:
+    void loaded();
+
+private:
+    void addObject(QTreeWidgetItem *parent, const QString &name, const ModuleObject &object);
+
+    QLabel *m_status = nullptr;
+    QTreeWidget *m_tree = nullptr;
+    QThread *m_reader = nullptr;
+    bool m_loaded = false;
+};
+
+} // namespace Hitscope
