@@ -1,20 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "modulereader.h"
 
-#include <mutex>
-
-#include <yara.h>
+#include "modules/libyara.h"
 
 namespace Hitscope {
 
 namespace {
-
-/// libyara's global state is counted (yr_initialize / yr_finalize), but not thread-safe: one lock around both.
-std::mutex &libyaraLock()
-{
-    static std::mutex lock;
-    return lock;
-}
 
 ModuleObject::Kind kindOf(int8_t type)
 {

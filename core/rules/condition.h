@@ -7,7 +7,11 @@
 #include <memory>
 #include <vector>
 
+#include <QByteArray>
+
 namespace Hitscope {
+
+class ModuleAccess;
 
 /// One match of one string of a YARA rule, as YARA reports it.
 struct StringMatch
@@ -33,6 +37,8 @@ struct ConditionContext
     /// Whether the rule with this RuleSet index matched the file (rules are evaluated in declaration
     /// order; a condition only refers to rules declared before its own).
     std::function<bool(int rule)> ruleMatched;
+    /// The file's YARA modules; null: none loaded (every module value undefined).
+    const ModuleAccess *modules = nullptr;
 };
 
 /**
@@ -54,6 +60,9 @@ public:
     /// them`, `$a and filesize < 1MB`, `#a > 2`): such a rule is decided without evaluating it in the files
     /// where none did, which is most rules in most files of a large collection. False when unsure.
     virtual bool needsAMatch() const { return false; }
+    /// The YARA modules the condition reads (pe, math...), and whether it reads `entrypoint`.
+    virtual std::vector<QByteArray> modulesUsed() const { return {}; }
+    virtual bool readsEntryPoint() const { return false; }
     virtual std::vector<int64_t> matchesNeeded(size_t strings) const
     {
         return std::vector<int64_t>(strings, kAllMatches);

@@ -5,11 +5,17 @@
 #include <bit>
 #include <limits>
 
+#include "modules/moduleaccess.h"
+
 namespace Hitscope {
 
 namespace {
 
 constexpr int64_t U = ConditionProgram::Undefined;
+static_assert(U == ModuleAccess::Undefined);
+
+/// A string value at or above this is a string made while evaluating (a module's), not a constant.
+constexpr int64_t kDynamicString = int64_t(1) << 40;
 
 // YARA computes in C on int64_t and relies on two's complement wrap-around; we wrap explicitly
 // (signed overflow would be undefined behaviour here).
@@ -38,7 +44,15 @@ inline std::vector<StringMatch>::const_iterator firstAtOrAfter(const std::vector
 struct ConditionProgram::State
 {
     const ConditionContext &context;
-    int64_t slots[MaxLoopDepth] = {};
+    int64_t slots[2 * MaxLoopDepth] = {};
+    std::vector<QByteArray> made; ///< strings read from modules (kDynamicString + index)
+
+    const ModuleAccess &modules() const { return context.modules ? *context.modules : ModuleAccess::none(); }
+    int64_t keep(QByteArray text)
+    {
+        made.push_back(std::move(text));
+        return kDynamicString + int64_t(made.size() - 1);
+    }
 
     const std::vector<StringMatch> &matches(int32_t ref) const
     {
@@ -191,6 +205,23 @@ std::vector<int64_t> ConditionProgram::matchesNeeded(size_t strings) const
             use(n.a);
             break;
         case Op::StrConst:
+        case Op::ModRoot:
+        case Op::EntryPoint:
+            break;
+        case Op::ModField:
+        case Op::ModValue:
+            use(n.a);
+            break;
+        case Op::ModCall:
+            use(n.a);
+            for (int32_t k = 0; k < n.c; ++k)
+                use(m_lists[size_t(n.b + k)]);
+            break;
+        case Op::ForArray:
+        case Op::ForDict:
+            use(n.a);
+            use(n.b);
+            use(n.d);
             break;
         case Op::ForOf:
             use(n.a);
@@ -268,7 +299,7 @@ bool ConditionProgram::evaluate(const ConditionContext &context) const
 
 int64_t ConditionProgram::value(const ConditionContext &context) const
 {
-    State state{context};
+    State state{ context, {}, {} };
     return eval(m_root, state);
 }
 
@@ -287,6 +318,8 @@ int64_t ConditionProgram::loopResult(int64_t quantifier, int64_t sum, int64_t it
 const QByteArray *ConditionProgram::text(int32_t index, State &state) const
 {
     const int64_t v = eval(index, state);
+    if (v >= kDynamicString && uint64_t(v - kDynamicString) < state.made.size())
+        return &state.made[size_t(v - kDynamicString)];
     if (v == U || v < 0 || uint64_t(v) >= m_strings.size())
         return nullptr;
     return &m_strings[size_t(v)];
@@ -514,6 +547,31 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     }
     case Op::StrConst:
         return n.imm;
+    case Op::ModRoot:
+        return state.modules().root(m_strings[size_t(n.imm)]);
+    case Op::ModField: {
+        const int64_t o = eval(n.a, state);
+        return o == U ? U : state.modules().field(o, m_strings[size_t(n.imm)]);
+    }
+    case Op::ModItem: {
+        const int64_t o = eval(n.a, state);
+        const int64_t i = eval(n.b, state);
+        return o == U || i == U ? U : state.modules().item(o, i);
+    }
+    case Op::ModEntry: {
+        const int64_t o = eval(n.a, state);
+        const QByteArray *key = text(n.b, state);
+        return o == U || !key ? U : state.modules().entry(o, *key);
+    }
+    case Op::ModValue:
+        return moduleValue(eval(n.a, state), n.imm, state);
+    case Op::ModCall:
+        return moduleCall(n, state);
+    case Op::ForArray:
+    case Op::ForDict:
+        return moduleLoop(n, state);
+    case Op::EntryPoint:
+        return state.modules().entryPoint();
     case Op::StrToBool: {
         const QByteArray *t = text(n.a, state);
         return t ? truth(!t->isEmpty()) : U;
@@ -687,6 +745,91 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     default:
         return U;
     }
+}
+
+// OP_OBJ_VALUE: an integer as it is (YR_UNDEFINED included), a NaN float and a missing string undefined.
+int64_t ConditionProgram::moduleValue(int64_t object, int64_t kind, State &state) const
+{
+    if (object == U)
+        return U;
+    const ModuleAccess &modules = state.modules();
+    if (kind == ModInteger)
+        return modules.integer(object);
+    if (kind == ModFloat)
+        return modules.real(object);
+    QByteArray text;
+    if (!modules.string(object, &text))
+        return U;
+    return state.keep(std::move(text));
+}
+
+// OP_CALL: an undefined function or argument makes the result undefined without a call.
+int64_t ConditionProgram::moduleCall(const Node &n, State &state) const
+{
+    const int64_t function = eval(n.a, state);
+    if (function == U)
+        return U;
+    const QByteArray &format = m_strings[size_t(n.imm)];
+    std::vector<ModuleArgument> arguments(size_t(n.c));
+    for (int32_t k = 0; k < n.c; ++k) {
+        const int32_t node = m_lists[size_t(n.b + k)];
+        if (format[k] == 's') {
+            const QByteArray *t = text(node, state);
+            if (!t)
+                return U;
+            arguments[size_t(k)].text = t;
+        } else {
+            const int64_t v = eval(node, state);
+            if (v == U)
+                return U;
+            arguments[size_t(k)].value = v;
+        }
+    }
+    return moduleValue(state.modules().call(function, format, arguments.data()), n.d, state);
+}
+
+// YARA's iterators over a module's array (each item, undefined where there is none) or dictionary (each key
+// and value), with the integer loop's quantifier rules: an early end once enough iterations were true (never
+// for "all"), and no iteration at all is false.
+int64_t ConditionProgram::moduleLoop(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    const int64_t container = eval(n.b, state);
+    const ModuleAccess &modules = state.modules();
+    const int64_t length = container == U ? 0 : modules.length(container);
+    int64_t sum = 0;
+    int64_t iterations = 0;
+    for (int64_t i = 0; i < length; ++i) {
+        if (n.op == Op::ForArray) {
+            state.slots[n.imm] = modules.item(container, i);
+        } else {
+            QByteArray key;
+            const int64_t value = modules.entryAt(container, i, &key);
+            state.slots[n.imm] = value == U ? U : state.keep(std::move(key));
+            state.slots[n.imm + MaxLoopDepth] = value;
+        }
+        const int64_t v = eval(n.d, state);
+        if (v != U)
+            sum = wrapAdd(sum, v);
+        ++iterations;
+        if (q != U && !(sum < q))
+            break;
+    }
+    return loopResult(q, sum, iterations);
+}
+
+std::vector<QByteArray> ConditionProgram::modulesUsed() const
+{
+    std::vector<QByteArray> modules;
+    for (const Node &n : m_nodes)
+        if (n.op == Op::ModRoot && std::find(modules.begin(), modules.end(), m_strings[size_t(n.imm)]) == modules.end())
+            modules.push_back(m_strings[size_t(n.imm)]);
+    return modules;
+}
+
+bool ConditionProgram::readsEntryPoint() const
+{
+    return std::any_of(m_nodes.begin(), m_nodes.end(), [](const Node &n) { return n.op == Op::EntryPoint; });
 }
 
 } // namespace Hitscope

@@ -28,7 +28,8 @@ class ConditionProgram final : public Condition
 public:
     /// YARA's YR_UNDEFINED.
     static constexpr int64_t Undefined = int64_t(0xFFFABADAFABADAFFULL);
-    /// YARA allows four nested loops; each loop owns one variable slot (its depth).
+    /// YARA allows four nested loops; each loop owns one variable slot (its depth), and a dictionary loop a
+    /// second one for the value (depth + MaxLoopDepth).
     static constexpr int MaxLoopDepth = 4;
 
     enum class Op : uint8_t {
@@ -103,7 +104,21 @@ public:
         IEquals,
         Matches,     ///< a = string; imm = index into the regexes
         StrToBool,   ///< a
+        // YARA modules (read through ConditionContext::modules). An object is a ModuleAccess handle.
+        ModRoot,     ///< imm = strings() index of the module's name: its top structure
+        ModField,    ///< a = structure; imm = strings() index of the field's name
+        ModItem,     ///< a = array, b = index
+        ModEntry,    ///< a = dictionary, b = key (a string)
+        ModValue,    ///< a = object; imm = ModInteger, ModFloat or ModString
+        ModCall,     ///< a = function, arguments lists[b .. b+c), d = what it returns (ModInteger...), imm = strings()
+                     ///< index of the overload's argument format
+        ForArray,    ///< a = quantifier, b = array, d = body, imm = slot of the item
+        ForDict,     ///< a = quantifier, b = dictionary, d = body, imm = slot of the key (the value's: + MaxLoopDepth)
+        EntryPoint,
     };
+    static constexpr int64_t ModInteger = 0;
+    static constexpr int64_t ModFloat = 1;
+    static constexpr int64_t ModString = 2;
     static constexpr int64_t ReadSigned = 0x100;
     static constexpr int64_t ReadBigEndian = 0x200;
 
@@ -134,6 +149,10 @@ public:
     std::vector<int64_t> matchesNeeded(size_t strings) const override;
     bool needsAMatch() const override;
 
+    /// The YARA modules the condition reads, and whether it reads `entrypoint`.
+    std::vector<QByteArray> modulesUsed() const override;
+    bool readsEntryPoint() const override;
+
     const std::vector<Node> &nodes() const { return m_nodes; }
     int32_t root() const { return m_root; }
 
@@ -147,6 +166,9 @@ private:
     int64_t loopResult(int64_t quantifier, int64_t sum, int64_t iterations) const;
     /// The string a string-valued node stands for; null when undefined.
     const QByteArray *text(int32_t index, State &state) const;
+    int64_t moduleValue(int64_t object, int64_t kind, State &state) const;
+    int64_t moduleCall(const Node &n, State &state) const;
+    int64_t moduleLoop(const Node &n, State &state) const;
 
     std::vector<Node> m_nodes;
     std::vector<QByteArray> m_strings;

@@ -7,6 +7,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "modules/moduleaccess.h"
+#include "modules/moduleruntime.h"
+
 namespace Hitscope {
 
 namespace {
@@ -107,7 +110,22 @@ RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejec
     m_isTouched.assign(rules.rules.size(), 0);
     m_hit.assign(rules.rules.size(), 0);
     m_failedGlobal.assign(size_t(m_namespaces), 0);
+
+    std::vector<QByteArray> modules;
+    bool entryPoint = false;
+    for (const Rule &rule : rules.rules) {
+        if (!rule.isYara())
+            continue;
+        for (const QByteArray &m : rule.condition->modulesUsed())
+            if (std::find(modules.begin(), modules.end(), m) == modules.end())
+                modules.push_back(m);
+        entryPoint = entryPoint || rule.condition->readsEntryPoint();
+    }
+    if (!modules.empty() || entryPoint)
+        m_modules = std::make_unique<ModuleRuntime>(std::move(modules), entryPoint);
 }
+
+RuleEvaluator::~RuleEvaluator() = default;
 
 void RuleEvaluator::touch(int rule)
 {
@@ -168,23 +186,8 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
         return rule >= 0 && size_t(rule) < current && m_result[size_t(rule)];
     };
     std::fill(m_failedGlobal.begin(), m_failedGlobal.end(), 0);
-    for (size_t r = 0; r < m_rules.rules.size(); ++r) {
-        current = r;
-        const Rule &rule = m_rules.rules[r];
-        if (!rule.isYara()) {
-            m_result[r] = m_hit[r];
-            continue;
-        }
-        if (m_needsMatch[r] && !m_hit[r]) {
-            m_result[r] = 0;
-        } else {
-            context.strings = &m_matches[r];
-            context.counts = &m_counts[r];
-            m_result[r] = !m_disabled[r] && rule.condition->evaluate(context) ? 1 : 0;
-        }
-        if (!m_result[r] && rule.isGlobal)
-            m_failedGlobal[size_t(m_namespace[r])] = 1;
-    }
+    context.modules = m_modules ? &ModuleAccess::unloaded() : nullptr;
+    evaluateFrom(0, context, current, file, known);
     for (size_t r = 0; r < m_rules.rules.size(); ++r) {
         const Rule &rule = m_rules.rules[r];
         if (rule.isYara() && (rule.isPrivate || m_failedGlobal[size_t(m_namespace[r])]))
@@ -217,6 +220,46 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
         m_isTouched[size_t(r)] = 0;
     }
     m_touched.clear();
+}
+
+void RuleEvaluator::evaluateFrom(size_t first, ConditionContext &context, size_t &current, const FileResult &file,
+                                 std::span<const uint8_t> known)
+{
+    for (size_t r = first; r < m_rules.rules.size(); ++r) {
+        current = r;
+        const Rule &rule = m_rules.rules[r];
+        if (!rule.isYara()) {
+            m_result[r] = m_hit[r];
+            continue;
+        }
+        if (m_needsMatch[r] && !m_hit[r]) {
+            m_result[r] = 0;
+        } else {
+            context.strings = &m_matches[r];
+            context.counts = &m_counts[r];
+            try {
+                m_result[r] = !m_disabled[r] && rule.condition->evaluate(context) ? 1 : 0;
+            } catch (const ModulesNeeded &) {
+                // Conditions have no side effects: this one is evaluated again, with the modules loaded. A file
+                // whose modules libyara cannot load reads them all as undefined.
+                const bool loaded = m_modules->run(
+                    file.path, file.size, known,
+                    [&](const ModuleAccess &live) {
+                        context.modules = &live;
+                        evaluateFrom(r, context, current, file, known);
+                    },
+                    nullptr);
+                if (!loaded) {
+                    context.modules = &ModuleAccess::none();
+                    evaluateFrom(r, context, current, file, known);
+                }
+                context.modules = nullptr;
+                return;
+            }
+        }
+        if (!m_result[r] && rule.isGlobal)
+            m_failedGlobal[size_t(m_namespace[r])] = 1;
+    }
 }
 
 } // namespace Hitscope

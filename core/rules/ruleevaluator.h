@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -8,6 +9,8 @@
 #include "scan/hit.h"
 
 namespace Hitscope {
+
+class ModuleRuntime;
 
 /**
  * Decides, once all of a file's hits are known, which rules match it: list rules when any of their patterns
@@ -24,6 +27,7 @@ public:
     /// `rejectedPatterns`: patterns the engines do not run (the catalog refused them); a YARA rule with one
     /// of them never matches, as its condition cannot be decided.
     explicit RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejectedPatterns = {});
+    ~RuleEvaluator();
 
     /// `file.hits` sorted (Hit::operator<); fills `file.rules` and filters `file.hits`. Reads the file
     /// (through `file.path`) only where a condition reads its bytes past `known`, the file's first bytes as
@@ -33,6 +37,10 @@ public:
     void evaluate(FileResult &file, std::span<const uint8_t> known);
 
 private:
+    /// Evaluates the YARA rules from `first` on. The first module value a condition reads has libyara load the
+    /// file's modules, and the rest is evaluated while they live.
+    void evaluateFrom(size_t first, ConditionContext &context, size_t &current, const FileResult &file,
+                      std::span<const uint8_t> known);
     /// Marks a rule whose buffers the current file fills, so that they are cleared afterwards.
     void touch(int rule);
 
@@ -51,6 +59,7 @@ private:
     std::vector<char> m_failedGlobal; ///< per namespace
     std::vector<char> m_disabled;   ///< per rule
     std::vector<char> m_needsMatch; ///< per rule: false where none of its strings matched (Condition::needsAMatch)
+    std::unique_ptr<ModuleRuntime> m_modules; ///< when a condition reads a module (or `entrypoint`)
 };
 
 } // namespace Hitscope

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "automata/regexparser.h"
+#include "modules/moduleschema.h"
 #include "rules/conditionprogram.h"
 
 namespace Hitscope {
@@ -39,7 +40,8 @@ QString q(const QByteArray &b)
     return QString::fromUtf8(b);
 }
 
-enum class Type : uint8_t { Boolean, Integer, Float, String, Regex };
+/// Object: a module's structure, array, dictionary, function or value not read yet (YARA's EXPRESSION_TYPE_OBJECT).
+enum class Type : uint8_t { Boolean, Integer, Float, String, Regex, Object };
 
 const char *typeName(Type t)
 {
@@ -54,6 +56,8 @@ const char *typeName(Type t)
         return "string";
     case Type::Regex:
         return "regexp";
+    case Type::Object:
+        return "object";
     }
     return "?";
 }
@@ -66,6 +70,8 @@ struct Value
     Type type = Type::Boolean;
     int64_t constant = U;
     bool literalString = false; ///< a string literal (YARA warns when one is used as a boolean)
+    const ModuleObject *decl = nullptr; ///< objects: the module's declaration of it
+    bool called = false; ///< objects: a function's result, already read
 };
 
 int64_t yaraAbs(int64_t v)
@@ -148,6 +154,8 @@ private:
     {
         std::vector<QByteArray> variables; ///< empty for a for-of loop
         bool ready = false;                ///< false while its own range is compiled (the variable is not set yet)
+        /// Per variable: what it holds (an integer, a dictionary's key, a module's item or value).
+        std::vector<Value> types;
     };
 
     int32_t add(Op op, int32_t a = -1, int32_t b = -1, int32_t c = -1, int32_t d = -1, int64_t imm = 0)
@@ -156,7 +164,14 @@ private:
         return int32_t(m_nodes.size() - 1);
     }
 
-    Value make(Type type, int32_t node, int64_t constant = U) { return Value{ node, type, constant, false }; }
+    Value make(Type type, int32_t node, int64_t constant = U)
+    {
+        Value v;
+        v.node = node;
+        v.type = type;
+        v.constant = constant;
+        return v;
+    }
     Value constant(int64_t v) { return make(Type::Integer, add(Op::Const, -1, -1, -1, -1, v), v); }
     Value real(double v) { return make(Type::Float, add(Op::Const, -1, -1, -1, -1, std::bit_cast<int64_t>(v))); }
 
@@ -276,7 +291,7 @@ private:
                 for (const QByteArray &outer : l.variables)
                     if (outer == v)
                         refuse(QStringLiteral("duplicated loop identifier \"%1\"").arg(q(v)));
-        m_loops.push_back(Loop{ std::move(variables), false });
+        m_loops.push_back(Loop{ std::move(variables), false, {} });
         return int(m_loops.size()) - 1;
     }
 
@@ -442,34 +457,122 @@ private:
         return v;
     }
 
-    /// The root identifier of `a.b[c](d)`.
-    static const YaraExpr *rootOf(const YaraExpr *e)
+    int64_t pool(const QByteArray &text)
     {
-        while (e && (e->kind == K::Field || e->kind == K::Index || e->kind == K::Call))
-            e = e->child(0);
-        return e;
+        m_strings.push_back(text);
+        return int64_t(m_strings.size() - 1);
     }
 
-    Value structured(const YaraExpr *e)
+    static Value object(int32_t node, const ModuleObject *decl)
     {
-        const YaraExpr *root = rootOf(e);
-        if (root && root->kind == K::Identifier) {
-            if (m_scope.modules.count(root->text))
-                refuse(QStringLiteral("needs module '%1' (modules are not supported yet)").arg(q(root->text)));
-            for (const Loop &l : m_loops)
-                for (const QByteArray &v : l.variables)
-                    if (v == root->text)
-                        refuse(QStringLiteral("\"%1\" is not a structure").arg(q(root->text)));
-            if ((m_scope.externals && m_scope.externals->count(root->text))
-                || (m_scope.ruleIndex && m_scope.ruleIndex(root->text) >= 0)) {
-                const char *what = e->kind == K::Field ? "is not a structure"
-                                   : e->kind == K::Index ? "is not an array or dictionary"
-                                                         : "is not a function";
-                refuse(QStringLiteral("\"%1\" %2").arg(q(root->text), QLatin1String(what)));
-            }
-            return undefinedIdentifier(root->text);
+        Value v;
+        v.node = node;
+        v.type = Type::Object;
+        v.decl = decl;
+        return v;
+    }
+
+    /// What `e` names, before it is read: a module's object for identifiers, fields, items and calls (grammar.y's
+    /// `identifier`), or the value of any other expression.
+    Value named(const YaraExpr *e)
+    {
+        using MK = ModuleObject::Kind;
+        switch (e->kind) {
+        case K::Identifier:
+            return identifier(e);
+        case K::Field: {
+            const Value base = named(e->child(0));
+            if (base.type != Type::Object || base.decl->kind != MK::Structure)
+                refuse(QStringLiteral("\"%1\" is not a structure").arg(q(e->child(0)->describe())));
+            const ModuleObject *member = base.decl->member(e->text);
+            if (!member)
+                refuse(QStringLiteral("invalid field name \"%1\"").arg(q(e->text)));
+            return object(add(Op::ModField, base.node, -1, -1, -1, pool(e->text)), member);
         }
-        refuse(QStringLiteral("unsupported expression '%1'").arg(q(e->describe())));
+        case K::Index: {
+            const Value base = named(e->child(0));
+            if (base.type == Type::Object && base.decl->kind == MK::Array && !base.decl->prototype.empty()) {
+                const Value index = expr(e->child(1));
+                if (index.type != Type::Integer)
+                    refuse(QStringLiteral("wrong type \"%1\" for array indexes must be of integer type")
+                               .arg(QLatin1String(typeName(index.type))));
+                return object(add(Op::ModItem, base.node, index.node), &base.decl->prototype.front());
+            }
+            if (base.type == Type::Object && base.decl->kind == MK::Dictionary && !base.decl->prototype.empty()) {
+                const Value key = expr(e->child(1));
+                if (key.type != Type::String)
+                    refuse(QStringLiteral("wrong type \"%1\" for dictionary keys must be of string type")
+                               .arg(QLatin1String(typeName(key.type))));
+                return object(add(Op::ModEntry, base.node, key.node), &base.decl->prototype.front());
+            }
+            refuse(QStringLiteral("\"%1\" is not an array or dictionary").arg(q(e->child(0)->describe())));
+        }
+        case K::Call:
+            return call(e);
+        default:
+            return expr(e);
+        }
+    }
+
+    /// A module function call, checked as yr_parser_check_types checks it: the arguments' types must spell one
+    /// overload's format exactly (i, f, b, s, r).
+    Value call(const YaraExpr *e)
+    {
+        const Value function = named(e->child(0));
+        if (function.type != Type::Object || function.decl->kind != ModuleObject::Kind::Function)
+            refuse(QStringLiteral("\"%1\" is not a function").arg(q(e->child(0)->describe())));
+        QByteArray format;
+        std::vector<int32_t> arguments;
+        for (size_t k = 1; k < e->children.size(); ++k) {
+            const Value a = expr(e->child(k));
+            static const char letters[] = { 'b', 'i', 'f', 's', 'r' };
+            format += letters[size_t(a.type)];
+            arguments.push_back(a.node);
+        }
+        const auto &formats = function.decl->argumentFormats;
+        if (std::find(formats.begin(), formats.end(), format) == formats.end())
+            refuse(QStringLiteral("wrong arguments for function \"%1\"").arg(q(e->child(0)->describe())));
+        if (format.contains('r'))
+            refuse(QStringLiteral("\"%1\" with a regular expression argument is not supported yet")
+                       .arg(q(e->child(0)->describe())));
+        const int32_t start = int32_t(m_lists.size());
+        m_lists.insert(m_lists.end(), arguments.begin(), arguments.end());
+        const ModuleObject::Kind returns = function.decl->returns;
+        static const ModuleObject results[3] = { scalar(ModuleObject::Kind::Integer), scalar(ModuleObject::Kind::Float),
+                                                 scalar(ModuleObject::Kind::String) };
+        const int64_t kind = returns == ModuleObject::Kind::Float    ? ConditionProgram::ModFloat
+                             : returns == ModuleObject::Kind::String ? ConditionProgram::ModString
+                                                                     : ConditionProgram::ModInteger;
+        Value v = object(add(Op::ModCall, function.node, start, int32_t(arguments.size()), int32_t(kind), pool(format)),
+                         &results[kind]);
+        v.called = true;
+        return v;
+    }
+
+    static ModuleObject scalar(ModuleObject::Kind kind)
+    {
+        ModuleObject o;
+        o.kind = kind;
+        return o;
+    }
+
+    /// grammar.y's primary_expression on an identifier: a module's integer, float or string is read; anything
+    /// else of a module cannot be a value.
+    Value value(const Value &v, const YaraExpr *e)
+    {
+        if (v.type != Type::Object)
+            return v;
+        using MK = ModuleObject::Kind;
+        const MK kind = v.decl->kind;
+        if (kind != MK::Integer && kind != MK::Float && kind != MK::String)
+            refuse(QStringLiteral("wrong usage of identifier \"%1\"").arg(q(e->describe())));
+        const Type type = kind == MK::Integer ? Type::Integer : kind == MK::Float ? Type::Float : Type::String;
+        if (v.called)
+            return make(type, v.node);
+        const int64_t read = kind == MK::Integer ? ConditionProgram::ModInteger
+                             : kind == MK::Float ? ConditionProgram::ModFloat
+                                                 : ConditionProgram::ModString;
+        return make(type, add(Op::ModValue, v.node, -1, -1, -1, read));
     }
 
     [[noreturn]] Value undefinedIdentifier(const QByteArray &name)
@@ -489,7 +592,12 @@ private:
                     continue;
                 if (!m_loops[size_t(k)].ready)
                     refuse(QStringLiteral("undefined identifier \"%1\"").arg(q(name)));
-                return make(Type::Integer, add(Op::LoopVar, -1, -1, -1, -1, k));
+                const Loop &loop = m_loops[size_t(k)];
+                const size_t index = size_t(&v - loop.variables.data());
+                const int slot = k + (index == 1 ? ConditionProgram::MaxLoopDepth : 0);
+                Value var = index < loop.types.size() ? loop.types[index] : make(Type::Integer, -1);
+                var.node = add(Op::LoopVar, -1, -1, -1, -1, slot);
+                return var;
             }
         }
         if (m_scope.externals) {
@@ -508,8 +616,15 @@ private:
                 }
             }
         }
-        if (m_scope.modules.count(name))
-            refuse(QStringLiteral("needs module '%1' (modules are not supported yet)").arg(q(name)));
+        if (m_scope.modules.count(name)) {
+            const ModuleObject *schema = ModuleSchema::declaration(name);
+            if (!schema)
+                refuse(QStringLiteral("uses module '%1', which reads a sandbox report, not the file: not supported")
+                           .arg(q(name)));
+            Value v = make(Type::Object, add(Op::ModRoot, -1, -1, -1, -1, pool(name)));
+            v.decl = schema;
+            return v;
+        }
         const int index = m_scope.ruleIndex ? m_scope.ruleIndex(name) : -1;
         if (index >= 0)
             return make(Type::Boolean, add(Op::Rule, -1, -1, -1, -1, index));
@@ -539,14 +654,8 @@ private:
     {
         const Value qv = quantifier(f->child(0));
         const YaraExpr *set = f->child(1);
-        if (set->kind != K::Range && set->kind != K::Enumeration) {
-            const YaraExpr *root = rootOf(set);
-            if (root && root->kind == K::Identifier && m_scope.modules.count(root->text))
-                refuse(QStringLiteral("needs module '%1' (modules are not supported yet)").arg(q(root->text)));
-            if (root && root->kind == K::Identifier && !(m_scope.externals && m_scope.externals->count(root->text)))
-                undefinedIdentifier(root->text);
-            refuse(QStringLiteral("identifier \"%1\" is not iterable").arg(q(set->describe())));
-        }
+        if (set->kind != K::Range && set->kind != K::Enumeration)
+            return forInModule(f, qv);
         if (f->names.size() != 1)
             refuse(QStringLiteral("iterator yields an integer on each iteration , but the loop expects %1")
                        .arg(f->names.size()));
@@ -575,6 +684,35 @@ private:
         return make(Type::Boolean, node);
     }
 
+    /// `for any s in pe.sections : (...)`, `for any k, v in pe.version_info : (...)` (grammar.y's iterator).
+    Value forInModule(const YaraExpr *f, const Value &qv)
+    {
+        using MK = ModuleObject::Kind;
+        const YaraExpr *set = f->child(1);
+        const int slot = enterLoop(f->names);
+        const Value iterable = named(set);
+        const bool array = iterable.type == Type::Object && iterable.decl->kind == MK::Array;
+        const bool dictionary = iterable.type == Type::Object && iterable.decl->kind == MK::Dictionary;
+        if ((!array && !dictionary) || iterable.decl->prototype.empty())
+            refuse(QStringLiteral("identifier \"%1\" is not iterable").arg(q(set->describe())));
+        if (array && f->names.size() != 1)
+            refuse(QStringLiteral("iterator for \"%1\" yields a single item on each iteration, but the loop expects %2")
+                       .arg(q(set->describe()))
+                       .arg(f->names.size()));
+        if (dictionary && f->names.size() != 2)
+            refuse(QStringLiteral("iterator for \"%1\" yields a key,value pair item on each iteration")
+                       .arg(q(set->describe())));
+        Loop &loop = m_loops.back();
+        if (dictionary)
+            loop.types.push_back(make(Type::String, -1));
+        loop.types.push_back(object(-1, &iterable.decl->prototype.front()));
+        loop.ready = true;
+        const Value body = boolean(f->child(2));
+        m_loops.pop_back();
+        return make(Type::Boolean,
+                    add(array ? Op::ForArray : Op::ForDict, qv.node, iterable.node, -1, body.node, slot));
+    }
+
     Value expr(const YaraExpr *e)
     {
         if (!e)
@@ -594,7 +732,10 @@ private:
         case K::Filesize:
             return make(Type::Integer, add(Op::FileSize));
         case K::Entrypoint:
-            refuse(QStringLiteral("uses 'entrypoint' (needs the pe or elf module; modules are not supported yet)"));
+            if (m_scope.warnings)
+                m_scope.warnings->push_back(QStringLiteral("Using deprecated \"entrypoint\" keyword. Use the "
+                                                           "\"entry_point\" function from PE module instead."));
+            return make(Type::Integer, add(Op::EntryPoint));
         case K::StringFound: {
             const int32_t ref = stringRef(e->text);
             use(ref, false);
@@ -636,11 +777,10 @@ private:
         case K::IntFunction:
             return readFunction(e);
         case K::Identifier:
-            return identifier(e);
         case K::Field:
         case K::Index:
         case K::Call:
-            return structured(e);
+            return value(named(e), e);
         case K::Not: {
             const Value v = boolean(e->child(0));
             return make(Type::Boolean, add(Op::Not, v.node));

@@ -41,8 +41,8 @@ using YaraExternals = std::map<QByteArray, YaraExternal>;
  * Strings are referred to by their index in rule.strings (declaration order, anonymous strings included), which
  * is the order ConditionContext::strings must follow.
  *
- * Refused, with a one-line reason: what YARA refuses to compile, and uses of modules (and `entrypoint`), which
- * are not evaluated yet.
+ * Refused, with a one-line reason: what YARA refuses to compile (module fields and calls are checked against
+ * the modules' declarations, ModuleSchema), and module functions given a regular expression, not run yet.
  */
 class YaraConditionCompiler
 {

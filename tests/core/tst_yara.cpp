@@ -451,11 +451,11 @@ void TestYara::badRulesAreRejectedAlone()
 include "inc/common.yar"
 rule good1 { strings: $a = "alpha" condition: $a }
 rule syntax_error { strings: $a = "x" condition: $a and and }
-rule needs_module { condition: pe.is_dll() }
+rule module_misuse { condition: pe.no_such_field == 1 }
 rule b64 { strings: $a = "powershell" base64 condition: $a }
 rule undefined_string { strings: $a = "x" condition: $b }
 rule good2 { strings: $a = /alp[h]a/ condition: $a }
-rule refers_to_rejected { condition: needs_module }
+rule refers_to_rejected { condition: module_misuse }
 rule mixed_greed { strings: $a = /a.*b.*?c/ condition: $a }
 )"));
     const RuleSet set = RuleLoader::loadFiles({ rules });
@@ -467,15 +467,15 @@ rule mixed_greed { strings: $a = /a.*b.*?c/ condition: $a }
     std::map<QString, Rejection> byRule;
     for (const Rejection &r : set.rejections)
         byRule[r.rule] = r;
-    for (const char *name : { "syntax_error", "needs_module", "undefined_string", "refers_to_rejected", "mixed_greed" }) {
+    for (const char *name : { "syntax_error", "module_misuse", "undefined_string", "refers_to_rejected", "mixed_greed" }) {
         const auto it = byRule.find(QString::fromLatin1(name));
         QVERIFY2(it != byRule.end(), name);
         QCOMPARE(it->second.file, rules);
         QVERIFY2(it->second.line > 3, qPrintable(it->second.toString()));
         QVERIFY2(!it->second.reason.isEmpty(), name);
     }
-    QVERIFY2(byRule[QStringLiteral("needs_module")].reason.contains(QLatin1String("pe")),
-             qPrintable(byRule[QStringLiteral("needs_module")].reason));
+    QVERIFY2(byRule[QStringLiteral("module_misuse")].reason.contains(QLatin1String("invalid field name \"no_such_field\"")),
+             qPrintable(byRule[QStringLiteral("module_misuse")].reason));
     QCOMPARE(byRule[QStringLiteral("syntax_error")].line, 4);
 
     // The accepted rules still run and print as yara would for them.
@@ -488,7 +488,7 @@ rule mixed_greed { strings: $a = /a.*b.*?c/ condition: $a }
              2);
     const QByteArray path = dir.toUtf8() + "/x";
     QCOMPARE(out, "from_include " + path + "\ngood1 " + path + "\ngood2 " + path + "\n");
-    QVERIFY2(err.contains("syntax_error") && err.contains("needs_module"), err.constData());
+    QVERIFY2(err.contains("syntax_error") && err.contains("module_misuse"), err.constData());
 
     // A file that cannot be read is reported with its name.
     QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("-r"), m_tmp.filePath(QStringLiteral("missing.yar")), dir },

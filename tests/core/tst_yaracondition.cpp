@@ -702,20 +702,36 @@ void TestYaraCondition::refused_data()
     QTest::addColumn<QString>("source");
     QTest::addColumn<QString>("reason");
 
-    QTest::newRow("pe") << R"(import "pe" rule t { condition: pe.number_of_sections > 1 })"
-                        << "needs module 'pe' (modules are not supported yet)";
-    QTest::newRow("pe function") << R"(import "pe" rule t { strings: $a = "x" condition: $a and pe.exports("f") })"
-                                 << "needs module 'pe'";
-    QTest::newRow("math float") << R"(import "math" rule t { condition: math.entropy(0, filesize) > 7.0 })"
-                                << "needs module 'math'";
-    QTest::newRow("elf") << R"(import "elf" rule t { condition: elf.type == elf.ET_EXEC })" << "needs module 'elf'";
-    QTest::newRow("hash") << R"(import "hash" rule t { condition: hash.md5(0, filesize) == "ab" })"
-                          << "needs module 'hash'";
-    QTest::newRow("dotnet") << R"(import "dotnet" rule t { condition: dotnet.number_of_streams > 1 })"
-                            << "needs module 'dotnet'";
-    QTest::newRow("pe array") << R"(import "pe" rule t { condition: pe.sections[0].name contains "text" })"
-                              << "needs module 'pe'";
-    QTest::newRow("entrypoint") << R"(rule t { strings: $a = "x" condition: $a at entrypoint })" << "entrypoint";
+    // Module uses yara refuses, checked against the modules' declarations.
+    QTest::newRow("unknown field") << R"(import "pe" rule t { condition: pe.no_such_field > 1 })"
+                                   << "invalid field name \"no_such_field\"";
+    QTest::newRow("wrong arguments") << R"(import "pe" rule t { condition: pe.exports(1.5) })"
+                                     << "wrong arguments for function \"pe.exports\"";
+    QTest::newRow("function without a call") << R"(import "pe" rule t { condition: pe.is_dll })"
+                                             << "wrong usage of identifier \"pe.is_dll\"";
+    QTest::newRow("structure as a value") << R"(import "pe" rule t { condition: pe.sections })"
+                                          << "wrong usage of identifier \"pe.sections\"";
+    QTest::newRow("field of an integer") << R"(import "pe" rule t { condition: pe.machine.x == 1 })"
+                                         << "\"pe.machine\" is not a structure";
+    QTest::newRow("index of a structure") << R"(import "pe" rule t { condition: pe.rich_signature[0] == 1 })"
+                                          << "is not an array or dictionary";
+    QTest::newRow("string index") << R"(import "pe" rule t { condition: pe.sections["a"].name == "" })"
+                                  << "array indexes must be of integer type";
+    QTest::newRow("integer key") << R"(import "pe" rule t { condition: pe.version_info[1] == "" })"
+                                 << "dictionary keys must be of string type";
+    QTest::newRow("call of a field") << R"(import "pe" rule t { condition: pe.machine() == 1 })"
+                                     << "\"pe.machine\" is not a function";
+    QTest::newRow("not iterable") << R"(import "pe" rule t { condition: for any s in pe.machine : (true) })"
+                                  << "is not iterable";
+    QTest::newRow("array with two variables")
+        << R"(import "pe" rule t { condition: for any a, b in pe.sections : (true) })" << "yields a single item";
+    QTest::newRow("dictionary with one variable")
+        << R"(import "pe" rule t { condition: for any k in pe.version_info : (true) })" << "yields a key,value pair";
+    QTest::newRow("integer compared with a string") << R"(import "math" rule t { condition: math.entropy(0, 1) == "a" })"
+                                                    << "type mismatch";
+    // Not yet run: a module function given a regular expression (no public collection uses one).
+    QTest::newRow("regex argument") << R"(import "pe" rule t { condition: pe.exports(/a/) })"
+                                    << "regular expression argument is not supported yet";
     QTest::newRow("not imported") << R"(rule t { condition: pe.is_dll() })"
                                   << "undefined identifier \"pe\" (the module is not imported";
     QTest::newRow("unknown rule") << R"(rule t { condition: other })" << "undefined identifier \"other\"";

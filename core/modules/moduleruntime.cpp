@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "modules/moduleruntime.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <map>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "modules/libyara.h"
+
+namespace Hitscope {
+
+namespace {
+
+constexpr int64_t U = ModuleAccess::Undefined;
+
+YR_OBJECT *object(int64_t handle)
+{
+    return reinterpret_cast<YR_OBJECT *>(static_cast<intptr_t>(handle));
+}
+
+int64_t handle(const YR_OBJECT *o)
+{
+    return o ? static_cast<int64_t>(reinterpret_cast<intptr_t>(o)) : U;
+}
+
+// yara/object.c's lookups (not exported by libyara.so), from the public layout.
+YR_OBJECT *lookupField(const YR_OBJECT *structure, const char *name)
+{
+    for (const YR_STRUCTURE_MEMBER *m = reinterpret_cast<const YR_OBJECT_STRUCTURE *>(structure)->members; m;
+         m = m->next)
+        if (std::strcmp(m->object->identifier, name) == 0)
+            return m->object;
+    return nullptr;
+}
+
+int arrayLength(const YR_OBJECT *array)
+{
+    const YR_ARRAY_ITEMS *items = reinterpret_cast<const YR_OBJECT_ARRAY *>(array)->items;
+    return items ? items->length : 0;
+}
+
+YR_OBJECT *arrayItem(const YR_OBJECT *array, int index)
+{
+    const YR_ARRAY_ITEMS *items = reinterpret_cast<const YR_OBJECT_ARRAY *>(array)->items;
+    if (index < 0 || !items || items->capacity <= index)
+        return nullptr;
+    return items->objects[index];
+}
+
+YR_OBJECT *dictItem(const YR_OBJECT *dictionary, const char *key)
+{
+    const YR_DICTIONARY_ITEMS *items = reinterpret_cast<const YR_OBJECT_DICTIONARY *>(dictionary)->items;
+    if (!items)
+        return nullptr;
+    for (int i = 0; i < items->used; ++i)
+        if (std::strcmp(items->objects[i].key->c_string, key) == 0)
+            return items->objects[i].obj;
+    return nullptr;
+}
+
+/// A function's result, kept for the rest of the file. Its handle is its index with this bit set: no object's
+/// address has it.
+constexpr int64_t kResultTag = int64_t(1) << 62;
+
+struct Result
+{
+    int8_t type = OBJECT_TYPE_INTEGER;
+    bool defined = false;
+    int64_t integer = 0;
+    double real = 0;
+    QByteArray text;
+};
+
+/// The modules of one file while libyara's scan context lives.
+class LiveAccess final : public ModuleAccess
+{
+public:
+    LiveAccess(YR_SCAN_CONTEXT *context, const std::vector<std::pair<QByteArray, YR_OBJECT *>> &roots)
+        : m_context(context)
+        , m_roots(roots)
+    {
+    }
+
+    int64_t root(const QByteArray &module) const override
+    {
+        for (const auto &[name, o] : m_roots)
+            if (name == module)
+                return handle(o);
+        return U;
+    }
+
+    int64_t field(int64_t structure, const QByteArray &name) const override
+    {
+        if (structure == U || (structure & kResultTag) || object(structure)->type != OBJECT_TYPE_STRUCTURE)
+            return U;
+        return handle(lookupField(object(structure), name.constData()));
+    }
+
+    int64_t item(int64_t array, int64_t index) const override
+    {
+        if (array == U || index == U || (array & kResultTag) || object(array)->type != OBJECT_TYPE_ARRAY)
+            return U;
+        return handle(arrayItem(object(array), int(index)));
+    }
+
+    int64_t entry(int64_t dictionary, const QByteArray &key) const override
+    {
+        if (dictionary == U || (dictionary & kResultTag) || object(dictionary)->type != OBJECT_TYPE_DICTIONARY)
+            return U;
+        return handle(dictItem(object(dictionary), key.constData()));
+    }
+
+    int64_t length(int64_t container) const override
+    {
+        if (container == U || (container & kResultTag))
+            return 0;
+        const YR_OBJECT *o = object(container);
+        if (o->type == OBJECT_TYPE_ARRAY)
+            return arrayLength(o);
+        if (o->type == OBJECT_TYPE_DICTIONARY) {
+            const YR_DICTIONARY_ITEMS *items = reinterpret_cast<const YR_OBJECT_DICTIONARY *>(o)->items;
+            return items ? items->used : 0;
+        }
+        return 0;
+    }
+
+    int64_t entryAt(int64_t dictionary, int64_t i, QByteArray *key) const override
+    {
+        if (length(dictionary) <= i || i < 0 || object(dictionary)->type != OBJECT_TYPE_DICTIONARY)
+            return U;
+        const auto &e = reinterpret_cast<const YR_OBJECT_DICTIONARY *>(object(dictionary))->items->objects[i];
+        if (!e.obj)
+            return U;
+        *key = QByteArray::fromRawData(e.key->c_string, qsizetype(e.key->length));
+        return handle(e.obj);
+    }
+
+    int64_t integer(int64_t o) const override
+    {
+        if (o == U)
+            return U;
+        if (o & kResultTag) {
+            const Result &r = m_results[size_t(o & ~kResultTag)];
+            return r.defined && r.type == OBJECT_TYPE_INTEGER ? r.integer : U;
+        }
+        return object(o)->type == OBJECT_TYPE_INTEGER ? object(o)->value.i : U;
+    }
+
+    int64_t real(int64_t o) const override
+    {
+        if (o == U)
+            return U;
+        double d = 0;
+        if (o & kResultTag) {
+            const Result &r = m_results[size_t(o & ~kResultTag)];
+            if (!r.defined || r.type != OBJECT_TYPE_FLOAT)
+                return U;
+            d = r.real;
+        } else {
+            if (object(o)->type != OBJECT_TYPE_FLOAT)
+                return U;
+            d = object(o)->value.d;
+        }
+        return std::isnan(d) ? U : std::bit_cast<int64_t>(d);
+    }
+
+    bool string(int64_t o, QByteArray *out) const override
+    {
+        if (o == U)
+            return false;
+        if (o & kResultTag) {
+            const Result &r = m_results[size_t(o & ~kResultTag)];
+            if (!r.defined || r.type != OBJECT_TYPE_STRING)
+                return false;
+            *out = r.text;
+            return true;
+        }
+        const YR_OBJECT *x = object(o);
+        if (x->type != OBJECT_TYPE_STRING || !x->value.ss)
+            return false;
+        // The object lives as long as the modules, longer than any evaluation that reads it.
+        *out = QByteArray::fromRawData(x->value.ss->c_string, qsizetype(x->value.ss->length));
+        return true;
+    }
+
+    int64_t call(int64_t function, const QByteArray &format, const ModuleArgument *arguments) const override
+    {
+        if (function == U || (function & kResultTag) || object(function)->type != OBJECT_TYPE_FUNCTION)
+            return U;
+        auto *f = reinterpret_cast<YR_OBJECT_FUNCTION *>(object(function));
+        // The same call in the same file gives the same result (the modules' functions read only the file and
+        // their arguments): computed once per file, as hash and math ranges are meant to be.
+        QByteArray key(reinterpret_cast<const char *>(&f), sizeof f);
+        key += format;
+        for (qsizetype k = 0; k < format.size(); ++k) {
+            const ModuleArgument &a = arguments[k];
+            if (format[k] == 's') {
+                const uint32_t n = uint32_t(a.text->size());
+                key.append(reinterpret_cast<const char *>(&n), sizeof n).append(*a.text);
+            } else if (format[k] == 'r') {
+                key.append(reinterpret_cast<const char *>(&a.regex), sizeof a.regex);
+            } else {
+                key.append(reinterpret_cast<const char *>(&a.value), sizeof a.value);
+            }
+        }
+        const auto known = m_memo.find(key);
+        if (known != m_memo.end())
+            return known->second;
+
+        YR_MODULE_FUNC code = nullptr;
+        for (int k = 0; k < YR_MAX_OVERLOADED_FUNCTIONS && f->prototypes[k].arguments_fmt; ++k)
+            if (format == f->prototypes[k].arguments_fmt)
+                code = f->prototypes[k].code;
+        if (!code || format.size() > YR_MAX_FUNCTION_ARGS)
+            return U;
+        YR_VALUE args[YR_MAX_FUNCTION_ARGS];
+        std::vector<std::vector<char>> texts;
+        texts.reserve(size_t(format.size()));
+        for (qsizetype k = 0; k < format.size(); ++k) {
+            const ModuleArgument &a = arguments[k];
+            switch (format[k]) {
+            case 's': {
+                // A SIZED_STRING: length, flags, the bytes and a terminating zero, as libyara builds them.
+                std::vector<char> &buffer = texts.emplace_back(sizeof(SIZED_STRING) + size_t(a.text->size()) + 1, '\0');
+                auto *ss = reinterpret_cast<SIZED_STRING *>(buffer.data());
+                ss->length = uint32_t(a.text->size());
+                ss->flags = 0;
+                std::memcpy(ss->c_string, a.text->constData(), size_t(a.text->size()));
+                args[k].ss = ss;
+                break;
+            }
+            case 'r':
+                args[k].re = static_cast<RE *>(const_cast<void *>(a.regex));
+                break;
+            case 'f':
+                args[k].d = std::bit_cast<double>(a.value);
+                break;
+            default:
+                args[k].i = a.value;
+                break;
+            }
+        }
+        Result r;
+        if (code(args, m_context, f) == ERROR_SUCCESS && f->return_obj) {
+            const YR_OBJECT *out = f->return_obj;
+            r.type = out->type;
+            if (out->type == OBJECT_TYPE_INTEGER) {
+                r.integer = out->value.i;
+                r.defined = true; // YR_UNDEFINED stays in the value, as in YARA's stack
+            } else if (out->type == OBJECT_TYPE_FLOAT) {
+                r.real = out->value.d;
+                r.defined = true;
+            } else if (out->type == OBJECT_TYPE_STRING && out->value.ss) {
+                r.text = QByteArray(out->value.ss->c_string, qsizetype(out->value.ss->length));
+                r.defined = true;
+            }
+        }
+        m_results.push_back(std::move(r));
+        const int64_t h = kResultTag | int64_t(m_results.size() - 1);
+        m_memo.emplace(std::move(key), h);
+        return h;
+    }
+
+    int64_t entryPoint() const override
+    {
+        // Computed by libyara as it walked the file (ModuleRuntime gives it the data when a rule reads it).
+        return m_context ? int64_t(m_context->entry_point) : U;
+    }
+
+private:
+    YR_SCAN_CONTEXT *m_context;
+    const std::vector<std::pair<QByteArray, YR_OBJECT *>> &m_roots;
+    mutable std::map<QByteArray, int64_t> m_memo;
+    mutable std::vector<Result> m_results;
+};
+
+/// Every read needs the modules loaded.
+class UnloadedAccess final : public ModuleAccess
+{
+public:
+    int64_t root(const QByteArray &) const override { throw ModulesNeeded(); }
+    int64_t field(int64_t, const QByteArray &) const override { throw ModulesNeeded(); }
+    int64_t item(int64_t, int64_t) const override { throw ModulesNeeded(); }
+    int64_t entry(int64_t, const QByteArray &) const override { throw ModulesNeeded(); }
+    int64_t length(int64_t) const override { throw ModulesNeeded(); }
+    int64_t entryAt(int64_t, int64_t, QByteArray *) const override { throw ModulesNeeded(); }
+    int64_t integer(int64_t) const override { throw ModulesNeeded(); }
+    int64_t real(int64_t) const override { throw ModulesNeeded(); }
+    bool string(int64_t, QByteArray *) const override { throw ModulesNeeded(); }
+    int64_t call(int64_t, const QByteArray &, const ModuleArgument *) const override { throw ModulesNeeded(); }
+    int64_t entryPoint() const override { throw ModulesNeeded(); }
+};
+
+/// A file whose modules could not be loaded: nothing is defined.
+class NoAccess final : public ModuleAccess
+{
+public:
+    int64_t root(const QByteArray &) const override { return U; }
+    int64_t field(int64_t, const QByteArray &) const override { return U; }
+    int64_t item(int64_t, int64_t) const override { return U; }
+    int64_t entry(int64_t, const QByteArray &) const override { return U; }
+    int64_t length(int64_t) const override { return 0; }
+    int64_t entryAt(int64_t, int64_t, QByteArray *) const override { return U; }
+    int64_t integer(int64_t) const override { return U; }
+    int64_t real(int64_t) const override { return U; }
+    bool string(int64_t, QByteArray *) const override { return false; }
+    int64_t call(int64_t, const QByteArray &, const ModuleArgument *) const override { return U; }
+    int64_t entryPoint() const override { return U; }
+};
+
+} // namespace
+
+const ModuleAccess &ModuleAccess::unloaded()
+{
+    static const UnloadedAccess access;
+    return access;
+}
+
+const ModuleAccess &ModuleAccess::none()
+{
+    static const NoAccess access;
+    return access;
+}
+
+struct ModuleRuntime::Private
+{
+    LibyaraUse libyara;
+    YR_RULES *rules = nullptr;
+    YR_SCANNER *scanner = nullptr;
+    size_t modules = 0;
+    bool entryPoint = false;
+
+    // One run.
+    const uint8_t *data = nullptr;
+    size_t size = 0;
+    int firstCalls = 0;
+    YR_MEMORY_BLOCK block {};
+    YR_MEMORY_BLOCK_ITERATOR iterator {};
+    std::vector<std::pair<QByteArray, YR_OBJECT *>> roots;
+    const std::function<void(const ModuleAccess &)> *evaluate = nullptr;
+    bool evaluated = false;
+    std::exception_ptr failure;
+};
+
+namespace {
+
+const uint8_t *fetchNothing(YR_MEMORY_BLOCK *)
+{
+    return nullptr;
+}
+
+const uint8_t *fetchData(YR_MEMORY_BLOCK *block)
+{
+    return static_cast<ModuleRuntime::Private *>(block->context)->data;
+}
+
+// libyara's scan first walks the blocks for strings, then runs the rules, whose imports load the modules, which
+// ask the iterator for the first block again. The rule has no strings: its walk is given a block without data
+// (skipped, as libyara skips a block it cannot fetch), and the modules the file itself. Where a rule reads
+// `entrypoint`, which libyara computes during that walk, the walk gets the data too.
+YR_MEMORY_BLOCK *firstBlock(YR_MEMORY_BLOCK_ITERATOR *iterator)
+{
+    auto *d = static_cast<ModuleRuntime::Private *>(iterator->context);
+    d->block.size = d->size;
+    d->block.base = 0;
+    d->block.context = d;
+    d->block.fetch_data = ++d->firstCalls == 1 && !d->entryPoint ? fetchNothing : fetchData;
+    iterator->last_error = ERROR_SUCCESS;
+    return &d->block;
+}
+
+YR_MEMORY_BLOCK *nextBlock(YR_MEMORY_BLOCK_ITERATOR *iterator)
+{
+    iterator->last_error = ERROR_SUCCESS;
+    return nullptr;
+}
+
+uint64_t fileSize(YR_MEMORY_BLOCK_ITERATOR *iterator)
+{
+    return static_cast<ModuleRuntime::Private *>(iterator->context)->size;
+}
+
+int scanCallback(YR_SCAN_CONTEXT *context, int message, void *data, void *user)
+{
+    if (message != CALLBACK_MSG_MODULE_IMPORTED)
+        return CALLBACK_CONTINUE;
+    auto *d = static_cast<ModuleRuntime::Private *>(user);
+    auto *module = static_cast<YR_OBJECT *>(data);
+    d->roots.emplace_back(QByteArray(module->identifier), module);
+    if (d->roots.size() < d->modules)
+        return CALLBACK_CONTINUE;
+    // Every module is loaded: this is the one moment their objects and functions live.
+    d->evaluated = true;
+    try {
+        const LiveAccess access(context, d->roots);
+        (*d->evaluate)(access);
+    } catch (...) {
+        d->failure = std::current_exception(); // rethrown once libyara has returned
+    }
+    return CALLBACK_CONTINUE;
+}
+
+} // namespace
+
+ModuleRuntime::ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint)
+    : d(std::make_unique<Private>())
+{
+    d->entryPoint = entryPoint;
+    // `entrypoint` alone still needs a scan that reaches the callback: one module is imported for it.
+    if (modules.empty())
+        modules.push_back("pe");
+    if (!d->libyara.ok()) {
+        m_error = QStringLiteral("libyara failed to initialize");
+        return;
+    }
+    QByteArray text;
+    for (const QByteArray &m : modules) {
+        if (m == "cuckoo") {
+            m_error = QStringLiteral("the cuckoo module reads a sandbox report, not the file: not supported");
+            return;
+        }
+        text += "import \"" + m + "\"\n";
+    }
+    d->modules = modules.size();
+    text += "rule hitscope_modules { condition: false }\n";
+    YR_COMPILER *compiler = nullptr;
+    if (yr_compiler_create(&compiler) != ERROR_SUCCESS) {
+        m_error = QStringLiteral("libyara: out of memory");
+        return;
+    }
+    if (yr_compiler_add_string(compiler, text.constData(), nullptr) != 0
+        || yr_compiler_get_rules(compiler, &d->rules) != ERROR_SUCCESS) {
+        char message[256] = {};
+        yr_compiler_get_error_message(compiler, message, sizeof message);
+        m_error = QStringLiteral("libyara could not load the modules: %1").arg(QString::fromUtf8(message));
+        d->rules = nullptr;
+    }
+    yr_compiler_destroy(compiler);
+    if (!d->rules)
+        return;
+    if (yr_scanner_create(d->rules, &d->scanner) != ERROR_SUCCESS) {
+        m_error = QStringLiteral("libyara: out of memory");
+        return;
+    }
+    yr_scanner_set_callback(d->scanner, scanCallback, d.get());
+    d->iterator.context = d.get();
+    d->iterator.first = firstBlock;
+    d->iterator.next = nextBlock;
+    d->iterator.file_size = fileSize;
+}
+
+ModuleRuntime::~ModuleRuntime()
+{
+    if (d->scanner)
+        yr_scanner_destroy(d->scanner);
+    if (d->rules)
+        yr_rules_destroy(d->rules);
+}
+
+bool ModuleRuntime::run(const QByteArray &path, int64_t size, std::span<const uint8_t> known,
+                        const std::function<void(const ModuleAccess &)> &evaluate, QString *error)
+{
+    auto fail = [&](const QString &why) {
+        if (error)
+            *error = why;
+        return false;
+    };
+    if (!d->scanner)
+        return fail(m_error);
+    struct Mapping
+    {
+        void *address = MAP_FAILED;
+        size_t length = 0;
+        ~Mapping()
+        {
+            if (address != MAP_FAILED)
+                ::munmap(address, length);
+        }
+    } mapping;
+    const uint8_t *data = known.data();
+    if (size > 0 && int64_t(known.size()) < size) {
+        const int fd = ::open(path.constData(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return fail(QStringLiteral("cannot open %1 to read its modules: %2")
+                            .arg(QString::fromLocal8Bit(path), QString::fromLocal8Bit(std::strerror(errno))));
+        mapping.length = size_t(size);
+        mapping.address = ::mmap(nullptr, mapping.length, PROT_READ, MAP_PRIVATE, fd, 0);
+        ::close(fd);
+        if (mapping.address == MAP_FAILED)
+            return fail(QStringLiteral("cannot map %1 to read its modules: %2")
+                            .arg(QString::fromLocal8Bit(path), QString::fromLocal8Bit(std::strerror(errno))));
+        data = static_cast<const uint8_t *>(mapping.address);
+    }
+    static const uint8_t empty = 0;
+    d->data = data ? data : &empty;
+    d->size = size_t(std::max<int64_t>(size, 0));
+    d->roots.clear();
+    d->firstCalls = 0;
+    d->evaluate = &evaluate;
+    d->evaluated = false;
+    d->failure = nullptr;
+    d->iterator.last_error = ERROR_SUCCESS;
+    const int rc = yr_scanner_scan_mem_blocks(d->scanner, &d->iterator);
+    d->evaluate = nullptr;
+    if (d->failure)
+        std::rethrow_exception(d->failure);
+    if (!d->evaluated)
+        return fail(QStringLiteral("libyara error %1 while loading the modules of %2").arg(rc).arg(QString::fromLocal8Bit(path)));
+    return true;
+}
+
+} // namespace Hitscope
