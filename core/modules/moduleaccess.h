@@ -18,7 +18,7 @@ struct ModuleArgument
 {
     int64_t value = 0;              ///< 'i': the integer; 'f': the double's bits
     const QByteArray *text = nullptr; ///< 's'
-    const void *regex = nullptr;    ///< 'r': a ModuleRegex's compiled form
+    int regex = -1;                 ///< 'r': its ModuleRegexes number
 };
 
 /**

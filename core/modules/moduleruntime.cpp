@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "modules/libyara.h"
+#include "modules/moduleregexes.h"
 
 namespace Hitscope {
 
@@ -82,9 +83,11 @@ struct Result
 class LiveAccess final : public ModuleAccess
 {
 public:
-    LiveAccess(YR_SCAN_CONTEXT *context, const std::vector<std::pair<QByteArray, YR_OBJECT *>> &roots)
+    LiveAccess(YR_SCAN_CONTEXT *context, const std::vector<std::pair<QByteArray, YR_OBJECT *>> &roots,
+               const std::vector<RE *> &regexes)
         : m_context(context)
         , m_roots(roots)
+        , m_regexes(regexes)
     {
     }
 
@@ -205,6 +208,8 @@ public:
                 const uint32_t n = uint32_t(a.text->size());
                 key.append(reinterpret_cast<const char *>(&n), sizeof n).append(*a.text);
             } else if (format[k] == 'r') {
+                if (a.regex < 0 || size_t(a.regex) >= m_regexes.size() || !m_regexes[size_t(a.regex)])
+                    return U;
                 key.append(reinterpret_cast<const char *>(&a.regex), sizeof a.regex);
             } else {
                 key.append(reinterpret_cast<const char *>(&a.value), sizeof a.value);
@@ -237,7 +242,7 @@ public:
                 break;
             }
             case 'r':
-                args[k].re = static_cast<RE *>(const_cast<void *>(a.regex));
+                args[k].re = m_regexes[size_t(a.regex)];
                 break;
             case 'f':
                 args[k].d = std::bit_cast<double>(a.value);
@@ -277,6 +282,7 @@ public:
 private:
     YR_SCAN_CONTEXT *m_context;
     const std::vector<std::pair<QByteArray, YR_OBJECT *>> &m_roots;
+    const std::vector<RE *> &m_regexes; ///< by ModuleRegexes number
     mutable std::map<QByteArray, int64_t> m_memo;
     mutable std::vector<Result> m_results;
 };
@@ -344,6 +350,12 @@ struct ModuleRuntime::Private
     YR_MEMORY_BLOCK block {};
     YR_MEMORY_BLOCK_ITERATOR iterator {};
     std::vector<std::pair<QByteArray, YR_OBJECT *>> roots;
+    /// libyara's compiled regex arguments, by ModuleRegexes number (null for numbers not used here).
+    std::vector<RE *> regexes;
+    std::vector<int> regexIds; ///< in the order of the capturing rules
+    size_t captured = 0;
+    bool capturing = false;
+    YR_MODULE_FUNC exportsCode = nullptr;
     const std::function<void(const ModuleAccess &)> *evaluate = nullptr;
     bool evaluated = false;
     std::exception_ptr failure;
@@ -358,7 +370,9 @@ const uint8_t *fetchNothing(YR_MEMORY_BLOCK *)
 
 const uint8_t *fetchData(YR_MEMORY_BLOCK *block)
 {
-    return static_cast<ModuleRuntime::Private *>(block->context)->data;
+    // yara maps an empty file as no data: the modules then read nothing, and hash or math give undefined.
+    const auto *d = static_cast<ModuleRuntime::Private *>(block->context);
+    return d->size ? d->data : nullptr;
 }
 
 // libyara's scan first walks the blocks for strings, then runs the rules, whose imports load the modules, which
@@ -387,19 +401,42 @@ uint64_t fileSize(YR_MEMORY_BLOCK_ITERATOR *iterator)
     return static_cast<ModuleRuntime::Private *>(iterator->context)->size;
 }
 
+// A regex argument must be libyara's compiled form, which its compiler makes and does not export: each one is
+// compiled into a rule `pe.exports(/.../)`, and one scan of no data, with the pe module's exports(regex)
+// replaced by this function, collects them in rule order. Those rules are then disabled.
+int captureRegex(YR_VALUE *args, YR_SCAN_CONTEXT *context, YR_OBJECT_FUNCTION *function)
+{
+    auto *d = static_cast<ModuleRuntime::Private *>(context->user_data);
+    if (d->captured < d->regexIds.size())
+        d->regexes[size_t(d->regexIds[d->captured++])] = args[0].re;
+    function->return_obj->value.i = YR_UNDEFINED;
+    return ERROR_SUCCESS;
+}
+
 int scanCallback(YR_SCAN_CONTEXT *context, int message, void *data, void *user)
 {
     if (message != CALLBACK_MSG_MODULE_IMPORTED)
         return CALLBACK_CONTINUE;
     auto *d = static_cast<ModuleRuntime::Private *>(user);
     auto *module = static_cast<YR_OBJECT *>(data);
+    if (d->capturing) {
+        if (std::strcmp(module->identifier, "pe") == 0)
+            for (YR_STRUCTURE_MEMBER *m = reinterpret_cast<YR_OBJECT_STRUCTURE *>(module)->members; m; m = m->next)
+                if (std::strcmp(m->object->identifier, "exports") == 0 && m->object->type == OBJECT_TYPE_FUNCTION) {
+                    auto *f = reinterpret_cast<YR_OBJECT_FUNCTION *>(m->object);
+                    for (int k = 0; k < YR_MAX_OVERLOADED_FUNCTIONS && f->prototypes[k].arguments_fmt; ++k)
+                        if (std::strcmp(f->prototypes[k].arguments_fmt, "r") == 0)
+                            f->prototypes[k].code = captureRegex;
+                }
+        return CALLBACK_CONTINUE;
+    }
     d->roots.emplace_back(QByteArray(module->identifier), module);
     if (d->roots.size() < d->modules)
         return CALLBACK_CONTINUE;
     // Every module is loaded: this is the one moment their objects and functions live.
     d->evaluated = true;
     try {
-        const LiveAccess access(context, d->roots);
+        const LiveAccess access(context, d->roots, d->regexes);
         (*d->evaluate)(access);
     } catch (...) {
         d->failure = std::current_exception(); // rethrown once libyara has returned
@@ -409,12 +446,12 @@ int scanCallback(YR_SCAN_CONTEXT *context, int message, void *data, void *user)
 
 } // namespace
 
-ModuleRuntime::ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint)
+ModuleRuntime::ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint, std::vector<int> regexes)
     : d(std::make_unique<Private>())
 {
     d->entryPoint = entryPoint;
-    // `entrypoint` alone still needs a scan that reaches the callback: one module is imported for it.
-    if (modules.empty())
+    // `entrypoint` alone still needs a scan that reaches the callback, and regexes are captured through pe.
+    if (modules.empty() || (!regexes.empty() && std::find(modules.begin(), modules.end(), "pe") == modules.end()))
         modules.push_back("pe");
     if (!d->libyara.ok()) {
         m_error = QStringLiteral("libyara failed to initialize");
@@ -430,6 +467,16 @@ ModuleRuntime::ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint)
     }
     d->modules = modules.size();
     text += "rule hitscope_modules { condition: false }\n";
+    for (int id : regexes) {
+        const ModuleRegexes::Entry e = ModuleRegexes::entry(id);
+        QByteArray pattern = e.pattern;
+        pattern.replace("/", "\\/"); // the lexer reads \/ as /
+        text += "rule hitscope_regex_" + QByteArray::number(id) + " { condition: pe.exports(/" + pattern + "/"
+            + (e.nocase ? "i" : "") + (e.dotAll ? "s" : "") + ") }\n";
+        if (size_t(id) >= d->regexes.size())
+            d->regexes.resize(size_t(id) + 1, nullptr);
+    }
+    d->regexIds = regexes;
     YR_COMPILER *compiler = nullptr;
     if (yr_compiler_create(&compiler) != ERROR_SUCCESS) {
         m_error = QStringLiteral("libyara: out of memory");
@@ -454,6 +501,24 @@ ModuleRuntime::ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint)
     d->iterator.first = firstBlock;
     d->iterator.next = nextBlock;
     d->iterator.file_size = fileSize;
+    if (regexes.empty())
+        return;
+    d->capturing = true;
+    d->data = nullptr;
+    d->size = 0;
+    d->firstCalls = 0;
+    yr_scanner_scan_mem_blocks(d->scanner, &d->iterator);
+    d->capturing = false;
+    if (d->captured != regexes.size()) {
+        m_error = QStringLiteral("libyara did not compile the regular expressions given to module functions");
+        return;
+    }
+    YR_RULE *rule = nullptr;
+    yr_rules_foreach(d->rules, rule)
+    {
+        if (std::strncmp(rule->identifier, "hitscope_regex_", 15) == 0)
+            yr_rule_disable(rule);
+    }
 }
 
 ModuleRuntime::~ModuleRuntime()
@@ -507,6 +572,9 @@ bool ModuleRuntime::run(const QByteArray &path, int64_t size, std::span<const ui
     d->evaluated = false;
     d->failure = nullptr;
     d->iterator.last_error = ERROR_SUCCESS;
+    // libyara computes the entry point only while it is undefined, and a scanner keeps it from its last scan
+    // (yara makes one scanner per file).
+    d->scanner->entry_point = YR_UNDEFINED;
     const int rc = yr_scanner_scan_mem_blocks(d->scanner, &d->iterator);
     d->evaluate = nullptr;
     if (d->failure)

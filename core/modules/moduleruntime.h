@@ -28,7 +28,8 @@ class ModuleRuntime
 public:
     /// A runtime of `modules` (names YARA knows; cuckoo is refused: it reads a sandbox report, not the file).
     /// `entryPoint`: a condition reads YARA's `entrypoint`, which libyara computes while it walks the bytes.
-    explicit ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint = false);
+    /// `regexes`: the ModuleRegexes numbers the conditions give functions.
+    explicit ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint = false, std::vector<int> regexes = {});
     ~ModuleRuntime();
     ModuleRuntime(const ModuleRuntime &) = delete;
     ModuleRuntime &operator=(const ModuleRuntime &) = delete;

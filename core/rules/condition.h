@@ -63,6 +63,8 @@ public:
     /// The YARA modules the condition reads (pe, math...), and whether it reads `entrypoint`.
     virtual std::vector<QByteArray> modulesUsed() const { return {}; }
     virtual bool readsEntryPoint() const { return false; }
+    /// The regular expressions the condition gives module functions (ModuleRegexes numbers).
+    virtual std::vector<int> moduleRegexes() const { return {}; }
     virtual std::vector<int64_t> matchesNeeded(size_t strings) const
     {
         return std::vector<int64_t>(strings, kAllMatches);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <deque>
 #include <limits>
 
 #include "modules/moduleaccess.h"
@@ -45,7 +46,7 @@ struct ConditionProgram::State
 {
     const ConditionContext &context;
     int64_t slots[2 * MaxLoopDepth] = {};
-    std::vector<QByteArray> made; ///< strings read from modules (kDynamicString + index)
+    std::deque<QByteArray> made; ///< strings read from modules (kDynamicString + index); never moved
 
     const ModuleAccess &modules() const { return context.modules ? *context.modules : ModuleAccess::none(); }
     int64_t keep(QByteArray text)
@@ -773,7 +774,9 @@ int64_t ConditionProgram::moduleCall(const Node &n, State &state) const
     std::vector<ModuleArgument> arguments(size_t(n.c));
     for (int32_t k = 0; k < n.c; ++k) {
         const int32_t node = m_lists[size_t(n.b + k)];
-        if (format[k] == 's') {
+        if (format[k] == 'r') {
+            arguments[size_t(k)].regex = int(m_nodes[size_t(node)].imm);
+        } else if (format[k] == 's') {
             const QByteArray *t = text(node, state);
             if (!t)
                 return U;
@@ -825,6 +828,20 @@ std::vector<QByteArray> ConditionProgram::modulesUsed() const
         if (n.op == Op::ModRoot && std::find(modules.begin(), modules.end(), m_strings[size_t(n.imm)]) == modules.end())
             modules.push_back(m_strings[size_t(n.imm)]);
     return modules;
+}
+
+std::vector<int> ConditionProgram::moduleRegexes() const
+{
+    std::vector<int> ids;
+    for (const Node &n : m_nodes) {
+        if (n.op != Op::ModCall)
+            continue;
+        const QByteArray &format = m_strings[size_t(n.imm)];
+        for (int32_t k = 0; k < n.c; ++k)
+            if (format[k] == 'r')
+                ids.push_back(int(m_nodes[size_t(m_lists[size_t(n.b + k)])].imm));
+    }
+    return ids;
 }
 
 bool ConditionProgram::readsEntryPoint() const

@@ -152,6 +152,7 @@ public:
     /// The YARA modules the condition reads, and whether it reads `entrypoint`.
     std::vector<QByteArray> modulesUsed() const override;
     bool readsEntryPoint() const override;
+    std::vector<int> moduleRegexes() const override;
 
     const std::vector<Node> &nodes() const { return m_nodes; }
     int32_t root() const { return m_root; }

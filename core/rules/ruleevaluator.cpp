@@ -112,6 +112,7 @@ RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejec
     m_failedGlobal.assign(size_t(m_namespaces), 0);
 
     std::vector<QByteArray> modules;
+    std::vector<int> regexes;
     bool entryPoint = false;
     for (const Rule &rule : rules.rules) {
         if (!rule.isYara())
@@ -119,10 +120,13 @@ RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejec
         for (const QByteArray &m : rule.condition->modulesUsed())
             if (std::find(modules.begin(), modules.end(), m) == modules.end())
                 modules.push_back(m);
+        for (int id : rule.condition->moduleRegexes())
+            if (std::find(regexes.begin(), regexes.end(), id) == regexes.end())
+                regexes.push_back(id);
         entryPoint = entryPoint || rule.condition->readsEntryPoint();
     }
     if (!modules.empty() || entryPoint)
-        m_modules = std::make_unique<ModuleRuntime>(std::move(modules), entryPoint);
+        m_modules = std::make_unique<ModuleRuntime>(std::move(modules), entryPoint, std::move(regexes));
 }
 
 RuleEvaluator::~RuleEvaluator() = default;

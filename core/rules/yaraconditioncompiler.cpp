@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "automata/regexparser.h"
+#include "modules/moduleregexes.h"
 #include "modules/moduleschema.h"
 #include "rules/conditionprogram.h"
 
@@ -524,17 +525,21 @@ private:
         QByteArray format;
         std::vector<int32_t> arguments;
         for (size_t k = 1; k < e->children.size(); ++k) {
-            const Value a = expr(e->child(k));
+            const YaraExpr *argument = e->child(k);
+            const Value a = expr(argument);
             static const char letters[] = { 'b', 'i', 'f', 's', 'r' };
             format += letters[size_t(a.type)];
-            arguments.push_back(a.node);
+            if (a.type == Type::Regex) {
+                // Run by libyara's own matcher (inside the module): kept as a ModuleRegexes number.
+                const int id = ModuleRegexes::id({ argument->text, argument->regexNocase, argument->regexDotAll });
+                arguments.push_back(add(Op::Const, -1, -1, -1, -1, id));
+            } else {
+                arguments.push_back(a.node);
+            }
         }
         const auto &formats = function.decl->argumentFormats;
         if (std::find(formats.begin(), formats.end(), format) == formats.end())
             refuse(QStringLiteral("wrong arguments for function \"%1\"").arg(q(e->child(0)->describe())));
-        if (format.contains('r'))
-            refuse(QStringLiteral("\"%1\" with a regular expression argument is not supported yet")
-                       .arg(q(e->child(0)->describe())));
         const int32_t start = int32_t(m_lists.size());
         m_lists.insert(m_lists.end(), arguments.begin(), arguments.end());
         const ModuleObject::Kind returns = function.decl->returns;

@@ -729,9 +729,9 @@ void TestYaraCondition::refused_data()
         << R"(import "pe" rule t { condition: for any k in pe.version_info : (true) })" << "yields a key,value pair";
     QTest::newRow("integer compared with a string") << R"(import "math" rule t { condition: math.entropy(0, 1) == "a" })"
                                                     << "type mismatch";
-    // Not yet run: a module function given a regular expression (no public collection uses one).
-    QTest::newRow("regex argument") << R"(import "pe" rule t { condition: pe.exports(/a/) })"
-                                    << "regular expression argument is not supported yet";
+    // A regex argument must be one yara compiles.
+    QTest::newRow("bad regex argument") << R"(import "pe" rule t { condition: pe.exports(/a(/) })"
+                                        << "invalid regular expression";
     QTest::newRow("not imported") << R"(rule t { condition: pe.is_dll() })"
                                   << "undefined identifier \"pe\" (the module is not imported";
     QTest::newRow("unknown rule") << R"(rule t { condition: other })" << "undefined identifier \"other\"";

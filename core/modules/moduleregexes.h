@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QByteArray>
+
+namespace Hitscope {
+
+/**
+ * The regular expressions rules give module functions (pe.exports(/^Dll/), pe.imports(/kernel32/i, /^Virtual/)),
+ * numbered once per process: a condition keeps the number, and each ModuleRuntime has libyara compile the
+ * expression as YARA's compiler does and hands the function libyara's own compiled form.
+ */
+class ModuleRegexes
+{
+public:
+    struct Entry
+    {
+        QByteArray pattern; ///< as the rule's lexer read it, between the slashes
+        bool nocase = false;
+        bool dotAll = false;
+    };
+
+    /// The number of this expression (the same expression, the same number).
+    static int id(const Entry &entry);
+    static Entry entry(int id);
+};
+
+} // namespace Hitscope
