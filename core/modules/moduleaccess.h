@@ -34,7 +34,8 @@ public:
     virtual ~ModuleAccess() = default;
     /// The module's top structure; Undefined when it is not loaded for this file.
     virtual int64_t root(const QByteArray &module) const = 0;
-    virtual int64_t field(int64_t structure, const QByteArray &name) const = 0;
+    /// The member `name` of a structure, declared at `place` among its members (found by name otherwise).
+    virtual int64_t field(int64_t structure, int place, const QByteArray &name) const = 0;
     /// Item `index` of an array (YARA casts the index to int), Undefined where there is none.
     virtual int64_t item(int64_t array, int64_t index) const = 0;
     virtual int64_t entry(int64_t dictionary, const QByteArray &key) const = 0;

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <string>
+#include <unordered_map>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -99,10 +101,20 @@ public:
         return U;
     }
 
-    int64_t field(int64_t structure, const QByteArray &name) const override
+    int64_t field(int64_t structure, int place, const QByteArray &name) const override
     {
         if (structure == U || (structure & kResultTag) || object(structure)->type != OBJECT_TYPE_STRUCTURE)
             return U;
+        // A structure lists its members in declaration order, as the schema does: each structure's members are
+        // listed once per file, and then found by their place (pe has a hundred; a thousand rules read them).
+        auto [it, added] = m_members.try_emplace(object(structure));
+        if (added)
+            for (const YR_STRUCTURE_MEMBER *m = reinterpret_cast<const YR_OBJECT_STRUCTURE *>(object(structure))->members;
+                 m; m = m->next)
+                it->second.push_back(m->object);
+        const std::vector<YR_OBJECT *> &members = it->second;
+        if (place >= 0 && size_t(place) < members.size() && name == members[size_t(place)]->identifier)
+            return handle(members[size_t(place)]);
         return handle(lookupField(object(structure), name.constData()));
     }
 
@@ -200,13 +212,15 @@ public:
         auto *f = reinterpret_cast<YR_OBJECT_FUNCTION *>(object(function));
         // The same call in the same file gives the same result (the modules' functions read only the file and
         // their arguments): computed once per file, as hash and math ranges are meant to be.
-        QByteArray key(reinterpret_cast<const char *>(&f), sizeof f);
-        key += format;
+        std::string &key = m_key;
+        key.clear();
+        key.append(reinterpret_cast<const char *>(&f), sizeof f);
+        key.append(format.constData(), size_t(format.size()));
         for (qsizetype k = 0; k < format.size(); ++k) {
             const ModuleArgument &a = arguments[k];
             if (format[k] == 's') {
                 const uint32_t n = uint32_t(a.text->size());
-                key.append(reinterpret_cast<const char *>(&n), sizeof n).append(*a.text);
+                key.append(reinterpret_cast<const char *>(&n), sizeof n).append(a.text->constData(), n);
             } else if (format[k] == 'r') {
                 if (a.regex < 0 || size_t(a.regex) >= m_regexes.size() || !m_regexes[size_t(a.regex)])
                     return U;
@@ -269,7 +283,7 @@ public:
         }
         m_results.push_back(std::move(r));
         const int64_t h = kResultTag | int64_t(m_results.size() - 1);
-        m_memo.emplace(std::move(key), h);
+        m_memo.emplace(key, h);
         return h;
     }
 
@@ -283,7 +297,9 @@ private:
     YR_SCAN_CONTEXT *m_context;
     const std::vector<std::pair<QByteArray, YR_OBJECT *>> &m_roots;
     const std::vector<RE *> &m_regexes; ///< by ModuleRegexes number
-    mutable std::map<QByteArray, int64_t> m_memo;
+    mutable std::map<std::string, int64_t, std::less<>> m_memo;
+    mutable std::string m_key; ///< kept between calls: a lookup allocates nothing
+    mutable std::unordered_map<const YR_OBJECT *, std::vector<YR_OBJECT *>> m_members;
     mutable std::vector<Result> m_results;
 };
 
@@ -292,7 +308,7 @@ class UnloadedAccess final : public ModuleAccess
 {
 public:
     int64_t root(const QByteArray &) const override { throw ModulesNeeded(); }
-    int64_t field(int64_t, const QByteArray &) const override { throw ModulesNeeded(); }
+    int64_t field(int64_t, int, const QByteArray &) const override { throw ModulesNeeded(); }
     int64_t item(int64_t, int64_t) const override { throw ModulesNeeded(); }
     int64_t entry(int64_t, const QByteArray &) const override { throw ModulesNeeded(); }
     int64_t length(int64_t) const override { throw ModulesNeeded(); }
@@ -309,7 +325,7 @@ class NoAccess final : public ModuleAccess
 {
 public:
     int64_t root(const QByteArray &) const override { return U; }
-    int64_t field(int64_t, const QByteArray &) const override { return U; }
+    int64_t field(int64_t, int, const QByteArray &) const override { return U; }
     int64_t item(int64_t, int64_t) const override { return U; }
     int64_t entry(int64_t, const QByteArray &) const override { return U; }
     int64_t length(int64_t) const override { return 0; }

@@ -5,6 +5,7 @@
 #include <bit>
 #include <deque>
 #include <limits>
+#include <memory>
 
 #include "modules/moduleaccess.h"
 
@@ -46,13 +47,17 @@ struct ConditionProgram::State
 {
     const ConditionContext &context;
     int64_t slots[2 * MaxLoopDepth] = {};
-    std::deque<QByteArray> made; ///< strings read from modules (kDynamicString + index); never moved
+    /// Strings read from modules (kDynamicString + index), never moved; made on the first (most conditions
+    /// read none, and an empty deque still allocates).
+    std::unique_ptr<std::deque<QByteArray>> made;
 
     const ModuleAccess &modules() const { return context.modules ? *context.modules : ModuleAccess::none(); }
     int64_t keep(QByteArray text)
     {
-        made.push_back(std::move(text));
-        return kDynamicString + int64_t(made.size() - 1);
+        if (!made)
+            made = std::make_unique<std::deque<QByteArray>>();
+        made->push_back(std::move(text));
+        return kDynamicString + int64_t(made->size() - 1);
     }
 
     const std::vector<StringMatch> &matches(int32_t ref) const
@@ -319,8 +324,8 @@ int64_t ConditionProgram::loopResult(int64_t quantifier, int64_t sum, int64_t it
 const QByteArray *ConditionProgram::text(int32_t index, State &state) const
 {
     const int64_t v = eval(index, state);
-    if (v >= kDynamicString && uint64_t(v - kDynamicString) < state.made.size())
-        return &state.made[size_t(v - kDynamicString)];
+    if (v >= kDynamicString && state.made && uint64_t(v - kDynamicString) < state.made->size())
+        return &(*state.made)[size_t(v - kDynamicString)];
     if (v == U || v < 0 || uint64_t(v) >= m_strings.size())
         return nullptr;
     return &m_strings[size_t(v)];
@@ -552,7 +557,7 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         return state.modules().root(m_strings[size_t(n.imm)]);
     case Op::ModField: {
         const int64_t o = eval(n.a, state);
-        return o == U ? U : state.modules().field(o, m_strings[size_t(n.imm)]);
+        return o == U ? U : state.modules().field(o, n.c, m_strings[size_t(n.imm)]);
     }
     case Op::ModItem: {
         const int64_t o = eval(n.a, state);

@@ -106,7 +106,8 @@ public:
         StrToBool,   ///< a
         // YARA modules (read through ConditionContext::modules). An object is a ModuleAccess handle.
         ModRoot,     ///< imm = strings() index of the module's name: its top structure
-        ModField,    ///< a = structure; imm = strings() index of the field's name
+        ModField,    ///< a = structure; c = the field's place among the structure's declared members; imm = strings()
+                     ///< index of its name
         ModItem,     ///< a = array, b = index
         ModEntry,    ///< a = dictionary, b = key (a string)
         ModValue,    ///< a = object; imm = ModInteger, ModFloat or ModString

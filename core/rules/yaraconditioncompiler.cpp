@@ -488,7 +488,8 @@ private:
             const ModuleObject *member = base.decl->member(e->text);
             if (!member)
                 refuse(QStringLiteral("invalid field name \"%1\"").arg(q(e->text)));
-            return object(add(Op::ModField, base.node, -1, -1, -1, pool(e->text)), member);
+            const int32_t place = int32_t(member - base.decl->children.data());
+            return object(add(Op::ModField, base.node, -1, place, -1, pool(e->text)), member);
         }
         case K::Index: {
             const Value base = named(e->child(0));
