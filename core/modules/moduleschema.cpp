@@ -14,7 +14,9 @@ const ModuleObject *ModuleSchema::declaration(const QByteArray &module)
     static std::map<QByteArray, ModuleObject> declarations;
     static std::once_flag once;
     std::call_once(once, [] {
-        ModuleReader reader(ModuleReader::fileModules());
+        QByteArrayList names = ModuleReader::fileModules();
+        names.append("tests"); // YARA's own test suite's module (Debian's libyara has it)
+        ModuleReader reader(names);
         std::vector<ModuleReader::Module> modules;
         static const uint8_t nothing = 0;
         if (reader.read(&nothing, 0, modules))

@@ -15,8 +15,8 @@ namespace Hitscope {
 class ModuleSchema
 {
 public:
-    /// The declaration tree of `module` (values undefined), or null for a module the file modules do not hold
-    /// (ModuleReader::fileModules(): cuckoo is not one).
+    /// The declaration tree of `module` (values undefined), or null for cuckoo (it reads a sandbox report) and
+    /// names that are no module. YARA's own `tests` module is one.
     static const ModuleObject *declaration(const QByteArray &module);
 };
 

@@ -12,10 +12,12 @@ namespace Hitscope {
 /// YARA's base64 alphabet, where a rule names none.
 inline constexpr const char *kYaraBase64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/// Whether Debian's yara 4.2.3 has a module of this name (importing another one is an error there).
+/// Whether Debian's yara 4.2.3 has a module of this name (importing another one is an error there). `tests` is
+/// the module YARA's own test suite reads; Debian builds it in.
 inline bool isYaraModule(const QByteArray &name)
 {
-    for (const char *m : { "pe", "elf", "math", "hash", "dotnet", "time", "console", "magic", "macho", "dex", "cuckoo" })
+    for (const char *m : { "pe", "elf", "math", "hash", "dotnet", "time", "console", "magic", "macho", "dex", "cuckoo",
+                           "tests" })
         if (name == m)
             return true;
     return false;
