@@ -59,9 +59,17 @@ std::vector<AtomPrefilter::XorAtom> AtomPrefilter::xorAtomsOf(const Pattern &pat
 
 std::vector<SequenceScreen::Sequence> AtomPrefilter::sequencesOf(const Regex &regex, const PatternInfo &info)
 {
-    if (info.verify || info.maxLength < 0 || info.maxLength > SequenceScreen::kMaxLength)
+    if (info.verify || info.maxLength < 0 || info.maxLength > kMaxLongSequence)
         return {};
-    return SequenceScreen::expand(regex, kMaxSequences);
+    if (info.maxLength <= SequenceScreen::kMaxLength)
+        return SequenceScreen::expand(regex, kMaxSequences);
+    // Longer ones (PEiD's hex strings of a hundred positions, most of them ??) only the hash screen takes: each
+    // needs a key there, and a run of one byte is the screen's.
+    std::vector<SequenceScreen::Sequence> sequences = SequenceScreen::expand(regex, kMaxSequences, kMaxLongSequence);
+    for (const SequenceScreen::Sequence &s : sequences)
+        if (SequenceScreen::isRun(s) || !HashScreen::suits(s))
+            return {};
+    return sequences;
 }
 
 int AtomPrefilter::windowReach(const Pattern &pattern, const PatternInfo &info)
@@ -101,6 +109,12 @@ void AtomPrefilter::addEntry(const SequenceScreen::Sequence &sequence, uint32_t 
     // Entries without a key of four positions stay in the screen unless it has grown large already: in the hash
     // screen each shorter key length costs every byte a look-up more.
     const int minKeyLength = screen.size() < 4 * kMaxScreenEntries ? 4 : 2;
+    if (sequence.size() > size_t(SequenceScreen::kMaxLength)) {
+        // Only the hash screen holds a sequence this long (sequencesOf() made sure it has a key).
+        if (!hashScreen.add(sequence, tag, minKeyLength))
+            hashScreen.add(sequence, tag, 2);
+        return;
+    }
     if (screen.size() < screenBudget || SequenceScreen::isRun(sequence) || !hashScreen.add(sequence, tag, minKeyLength))
         screen.add(sequence, tag);
 }

@@ -82,10 +82,15 @@ struct AtomPrefilter
     bool covers(int group) const { return group < int(coveredGroup.size()) && coveredGroup[size_t(group)]; }
     bool isScreened(int pattern) const { return pattern < int(screened.size()) && screened[size_t(pattern)]; }
 
-    /// A pattern's sequences when the screen can find it whole (at most kMaxSequences, none longer than
-    /// SequenceScreen::kMaxLength, no assertion, exact), else none.
+    /// A pattern's sequences when the screens can find it whole (at most kMaxSequences, none longer than
+    /// kMaxLongSequence, and those longer than SequenceScreen::kMaxLength with a hash screen key; no assertion,
+    /// exact), else none.
     static std::vector<SequenceScreen::Sequence> sequencesOf(const Regex &regex, const PatternInfo &info);
     static constexpr size_t kMaxSequences = 16;
+    /// Sequences longer than the screen's kMaxLength, up to this, go to the hash screen: a hex string of a
+    /// hundred positions, most of them ??, is then verified where its key occurs, as YARA verifies at its atom,
+    /// instead of walked by a DFA whose states multiply with every ?? (PEiD's packer signatures).
+    static constexpr int kMaxLongSequence = 1024;
 
     /// How far around an atom a window must reach to hold every match of the pattern that contains it: its
     /// longest match, or for an unbounded YARA regex YARA's scan limit (PriorityMatcher::kScanLimit: YARA

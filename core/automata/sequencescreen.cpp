@@ -384,7 +384,7 @@ __attribute__((target("avx2"))) int64_t nextWordAvx2(const uint8_t *data, int64_
 #endif
 
 /// The sequences of the subtree at `node` into `out`; false when it has none within the limits.
-bool expandNode(const Regex &regex, int node, size_t maxSequences, std::vector<SequenceScreen::Sequence> &out,
+bool expandNode(const Regex &regex, int node, size_t maxSequences, size_t maxLength, std::vector<SequenceScreen::Sequence> &out,
                 int depth)
 {
     using Type = Regex::Node::Type;
@@ -400,7 +400,7 @@ bool expandNode(const Regex &regex, int node, size_t maxSequences, std::vector<S
         std::vector<Sequence> next;
         for (const Sequence &a : out)
             for (const Sequence &b : tail) {
-                if (a.size() + b.size() > size_t(SequenceScreen::kMaxLength))
+                if (a.size() + b.size() > maxLength)
                     return false;
                 Sequence s = a;
                 s.insert(s.end(), b.begin(), b.end());
@@ -422,19 +422,19 @@ bool expandNode(const Regex &regex, int node, size_t maxSequences, std::vector<S
     case Type::Concat:
         out.emplace_back();
         for (int c : n.children)
-            if (!expandNode(regex, c, maxSequences, sub, depth + 1) || !product(sub))
+            if (!expandNode(regex, c, maxSequences, maxLength, sub, depth + 1) || !product(sub))
                 return false;
         return true;
     case Type::Alternate:
         for (int c : n.children) {
-            if (!expandNode(regex, c, maxSequences, sub, depth + 1) || out.size() + sub.size() > maxSequences)
+            if (!expandNode(regex, c, maxSequences, maxLength, sub, depth + 1) || out.size() + sub.size() > maxSequences)
                 return false;
             out.insert(out.end(), sub.begin(), sub.end());
         }
         return true;
     case Type::Repeat: {
-        if (n.max < 0 || n.max > SequenceScreen::kMaxLength
-            || !expandNode(regex, n.children.front(), maxSequences, sub, depth + 1))
+        if (n.max < 0 || size_t(n.max) > maxLength
+            || !expandNode(regex, n.children.front(), maxSequences, maxLength, sub, depth + 1))
             return false;
         std::vector<Sequence> all;
         out.assign(1, Sequence());
@@ -456,10 +456,10 @@ bool expandNode(const Regex &regex, int node, size_t maxSequences, std::vector<S
 
 } // namespace
 
-std::vector<SequenceScreen::Sequence> SequenceScreen::expand(const Regex &regex, size_t maxSequences)
+std::vector<SequenceScreen::Sequence> SequenceScreen::expand(const Regex &regex, size_t maxSequences, size_t maxLength)
 {
     std::vector<Sequence> out;
-    if (!regex.isValid() || !expandNode(regex, regex.root, maxSequences, out, 0))
+    if (!regex.isValid() || !expandNode(regex, regex.root, maxSequences, maxLength, out, 0))
         return {};
     sortUniqueByteSequences(out);
     // Sequences that differ in one position only are one sequence with the union there, exactly: (84|85) in

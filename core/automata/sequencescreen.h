@@ -47,8 +47,8 @@ public:
 
     /// Every sequence `regex` matches (its language, when it is finite and made of fixed positions: literals,
     /// hex strings without jumps, small alternations), or none when it has more than `maxSequences`, one longer
-    /// than kMaxLength, an empty one or an assertion.
-    static std::vector<Sequence> expand(const Regex &regex, size_t maxSequences);
+    /// than `maxLength` (this screen takes kMaxLength at most), an empty one or an assertion.
+    static std::vector<Sequence> expand(const Regex &regex, size_t maxSequences, size_t maxLength = kMaxLength);
 
     /// Adds a sequence of 1 to 64 positions, none empty; its matches carry `tag`. Call build() after the last.
     void add(const Sequence &sequence, uint32_t tag);

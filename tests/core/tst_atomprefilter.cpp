@@ -16,6 +16,7 @@
 #include "rules/ruleloader.h"
 #include "testutil.h"
 #include "testutilregex.h"
+#include "testutilyara.h"
 
 using namespace Hitscope;
 using TestUtil::parseRegex;
@@ -127,6 +128,77 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
             const bool sequence = rule != QLatin1String("unbounded") && rule != QLatin1String("weak");
             QCOMPARE(catalog.prefilter->isScreened(int(p)), sequence);
         }
+    }
+
+    void longMaskedHexStringsScreenedWhole()
+    {
+        // Packer signatures (PEiD's) are hex strings of a hundred positions and more, most of them ??: no DFA
+        // can hold them (its states multiply with each ??), so the hash screen finds them whole from a key of
+        // neighbouring fixed bytes, as YARA verifies at its atom. Planted across segment and batch edges, with
+        // near misses, the -s lines must be yara's.
+        QTemporaryDir tmp;
+        QByteArray wild;
+        for (int i = 0; i < 40; ++i)
+            wild += " ??";
+        const QByteArray sig1 = "9C 60 50 8D 88 00" + wild + " 8B DC 8B E1 68" + wild + wild + " C3";
+        const QByteArray sig2 = "EB 06 68 ?? ?? ?? ?? C3" + wild + " 4? 5A" + wild + " 90 90 90 E8";
+        const QString rulesPath = tmp.filePath(QStringLiteral("long.yar"));
+        QVERIFY(TestUtil::writeFile(rulesPath, "rule packer1 { strings: $a = { " + sig1 + " } condition: $a }\n"
+                                               "rule packer2 { strings: $b = { " + sig2 + " } condition: #b >= 1 }\n"));
+        const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
+        QVERIFY(rules.rejections.empty());
+        CompileOptions options;
+        options.cpuOnly = true;
+        const PatternCatalog catalog = PatternCatalog::compile(rules, options);
+        QVERIFY(catalog.prefilter);
+        for (size_t p = 0; p < rules.patterns.size(); ++p)
+            QVERIFY2(catalog.prefilter->isScreened(int(p)), qPrintable(rules.patterns[p].id));
+
+        // Bytes of a signature: its fixed positions, anything else at ?? (a nibble's high half for 4?).
+        auto instance = [](const QByteArray &sig, QRandomGenerator &random) {
+            QByteArray out;
+            for (const QByteArray &token : sig.split(' ')) {
+                if (token == "??")
+                    out += char(random.bounded(256));
+                else if (token.endsWith('?'))
+                    out += char((token.left(1).toInt(nullptr, 16) << 4) | random.bounded(16));
+                else
+                    out += char(token.toInt(nullptr, 16));
+            }
+            return out;
+        };
+        QRandomGenerator random(77);
+        const QString dir = tmp.filePath(QStringLiteral("corpus"));
+        QVERIFY(QDir().mkpath(dir));
+        for (int f = 0; f < 6; ++f) {
+            QByteArray data(300000 + f * 50000, '\0');
+            for (qsizetype i = 0; i < data.size(); i += 3)
+                data[i] = char(random.bounded(256)); // zeros between random bytes, as in code
+            const int64_t edges[] = { 0, 4096 - 50, 65536 - 100, 65536 + 7, 131072 - 1, int64_t(data.size()) - 400 };
+            for (int64_t at : edges) {
+                QByteArray s = instance(random.bounded(2) ? sig1 : sig2, random);
+                if (random.bounded(4) == 0)
+                    s[s.size() - 1] = char(s[s.size() - 1] ^ 0x01); // a near miss: the last fixed byte wrong
+                data.replace(at, s.size(), s);
+            }
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
+        }
+        TestUtil::YaraReport expected;
+        for (const QFileInfo &file : QDir(dir).entryInfoList(QDir::Files)) {
+            QByteArray err;
+            const TestUtil::YaraReport one = TestUtil::parseYaraReport(
+                TestUtil::runYara({ QStringLiteral("-s"), rulesPath, file.filePath() }, &err));
+            expected.insert(one.begin(), one.end());
+        }
+        QVERIFY(!expected.empty());
+        QByteArray out;
+        QCOMPARE(TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"),
+                                    QStringLiteral("-s"), QStringLiteral("--segment-bytes"), QStringLiteral("4K"),
+                                    QStringLiteral("--batch-bytes"), QStringLiteral("64K"), rulesPath, dir },
+                                  &out),
+                 0);
+        const TestUtil::YaraReport got = TestUtil::parseYaraReport(out);
+        QVERIFY2(got == expected, qPrintable(TestUtil::describeReportDifference(expected, got)));
     }
 
     void sameHitsAsFullPasses()
