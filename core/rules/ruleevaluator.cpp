@@ -131,6 +131,13 @@ RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejec
 
 RuleEvaluator::~RuleEvaluator() = default;
 
+bool RuleEvaluator::readsModules(const RuleSet &rules)
+{
+    return std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &rule) {
+        return rule.isYara() && (!rule.condition->modulesUsed().empty() || rule.condition->readsEntryPoint());
+    });
+}
+
 void RuleEvaluator::touch(int rule)
 {
     if (!m_isTouched[size_t(rule)]) {

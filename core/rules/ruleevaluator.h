@@ -34,6 +34,10 @@ public:
     /// scanned (file.head by default). Strings in `file.counts` count as that many matches (capped as YARA
     /// caps them).
     void evaluate(FileResult &file) { evaluate(file, file.head); }
+
+    /// Whether a condition of `rules` reads a YARA module (or `entrypoint`): libyara then parses the files a
+    /// condition reads it of.
+    static bool readsModules(const RuleSet &rules);
     void evaluate(FileResult &file, std::span<const uint8_t> known);
 
 private:

@@ -696,6 +696,9 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
         // One evaluator per thread: each keeps its buffers between files.
         std::vector<std::unique_ptr<RuleEvaluator>> evaluators;
         const std::vector<int> rejected = rejectedPatterns(m_catalog);
+        // Where conditions read YARA modules, libyara parses files for them: each file costs as much as
+        // thousands of hits.
+        const bool readsModules = RuleEvaluator::readsModules(m_rules);
         // `known[i]`: the bytes of files[i] from its start that are in memory.
         auto finishFiles = [&](std::vector<FileResult> &files, const std::vector<std::span<const uint8_t>> &known,
                                int threads) {
@@ -703,7 +706,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             for (const FileResult &file : files)
                 hits += file.hits.size();
             // Below this, starting threads costs more than it saves.
-            if (hits + 64 * files.size() < (size_t(1) << 16))
+            if (!readsModules && hits + 64 * files.size() < (size_t(1) << 16))
                 threads = 1;
             threads = std::max(1, std::min(threads, int(files.size())));
             while (evaluators.size() < size_t(threads))
