@@ -63,11 +63,11 @@ std::vector<SequenceScreen::Sequence> AtomPrefilter::sequencesOf(const Regex &re
         return {};
     if (info.maxLength <= SequenceScreen::kMaxLength)
         return SequenceScreen::expand(regex, kMaxSequences);
-    // Longer ones (PEiD's hex strings of a hundred positions, most of them ??) only the hash screen takes: each
-    // needs a key there, and a run of one byte is the screen's.
+    // Longer ones (PEiD's hex strings of a hundred positions, most of them ??) only the hash screen takes, or
+    // where their fixed bytes all stand alone the sparse screen; a run of one byte is the screen's.
     std::vector<SequenceScreen::Sequence> sequences = SequenceScreen::expand(regex, kMaxSequences, kMaxLongSequence);
     for (const SequenceScreen::Sequence &s : sequences)
-        if (SequenceScreen::isRun(s) || !HashScreen::suits(s))
+        if (SequenceScreen::isRun(s) || (!HashScreen::suits(s) && !SparseScreen::suits(s)))
             return {};
     return sequences;
 }
@@ -110,9 +110,10 @@ void AtomPrefilter::addEntry(const SequenceScreen::Sequence &sequence, uint32_t 
     // screen each shorter key length costs every byte a look-up more.
     const int minKeyLength = screen.size() < 4 * kMaxScreenEntries ? 4 : 2;
     if (sequence.size() > size_t(SequenceScreen::kMaxLength)) {
-        // Only the hash screen holds a sequence this long (sequencesOf() made sure it has a key).
-        if (!hashScreen.add(sequence, tag, minKeyLength))
-            hashScreen.add(sequence, tag, 2);
+        // Only the hash screen holds a sequence this long, or where it has no key the sparse screen
+        // (sequencesOf() made sure one of them takes it).
+        if (!hashScreen.add(sequence, tag, minKeyLength) && !hashScreen.add(sequence, tag, 2))
+            sparseScreen.add(sequence, tag);
         return;
     }
     if (screen.size() < screenBudget || SequenceScreen::isRun(sequence) || !hashScreen.add(sequence, tag, minKeyLength))

@@ -7,6 +7,7 @@
 #include "automata/dfa.h"
 #include "automata/hashscreen.h"
 #include "automata/sequencescreen.h"
+#include "automata/sparsescreen.h"
 #include "rules/ruleset.h"
 
 namespace Hitscope {
@@ -31,6 +32,9 @@ struct AtomPrefilter
     /// The entries beyond the first kMaxScreenEntries (where the screen's passes would multiply), but for runs
     /// of one byte and entries without a key of two positions, which the screen keeps.
     HashScreen hashScreen;
+    /// Sequences longer than the screen's (up to kMaxLongSequence) that have no hash screen key: their fixed
+    /// bytes all stand alone between wildcards.
+    SparseScreen sparseScreen;
     uint32_t atomBase = 0;
     std::vector<int> atomGroup;      ///< per atom: its catalog group
     std::vector<int> atomLength;     ///< per atom: its length in bytes
@@ -83,8 +87,8 @@ struct AtomPrefilter
     bool isScreened(int pattern) const { return pattern < int(screened.size()) && screened[size_t(pattern)]; }
 
     /// A pattern's sequences when the screens can find it whole (at most kMaxSequences, none longer than
-    /// kMaxLongSequence, and those longer than SequenceScreen::kMaxLength with a hash screen key; no assertion,
-    /// exact), else none.
+    /// kMaxLongSequence, and those longer than SequenceScreen::kMaxLength with a hash screen key or two single
+    /// bytes for the sparse screen; no assertion, exact), else none.
     static std::vector<SequenceScreen::Sequence> sequencesOf(const Regex &regex, const PatternInfo &info);
     static constexpr size_t kMaxSequences = 16;
     /// Sequences longer than the screen's kMaxLength, up to this, go to the hash screen: a hex string of a

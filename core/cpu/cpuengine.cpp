@@ -357,6 +357,8 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
                     scratch.matches, scratch.runs);
     pre.hashScreen.scan(bf.at(batch.haystack.get(), begin), seg.scanEnd - begin, markBegin - begin,
                         seg.ownEnd - begin, scratch.matches);
+    pre.sparseScreen.scan(bf.at(batch.haystack.get(), begin), seg.scanEnd - begin, markBegin - begin,
+                          seg.ownEnd - begin, scratch.matches);
     if (counted && scratch.counts.size() < pre.screened.size())
         scratch.counts.assign(pre.screened.size(), 0);
     auto add = [&](uint32_t pattern, int64_t firstEnd, int64_t lastEnd) {
@@ -998,7 +1000,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     for (int g = pre ? kAtomPass : 0; g < int(catalog.groups.size()); ++g) {
         if (g >= 0 && (catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
             continue;
-        if (g == kAtomPass && pre->screen.empty() && pre->hashScreen.empty() && pre->xorAtoms.empty()
+        if (g == kAtomPass && pre->screen.empty() && pre->hashScreen.empty() && pre->sparseScreen.empty() && pre->xorAtoms.empty()
             && pre->deltaXorAtoms.empty())
             continue;
         // Runs of segments sized so that both threads get several and each keeps its lanes full.

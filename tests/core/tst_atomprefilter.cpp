@@ -134,7 +134,7 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
     {
         // Packer signatures (PEiD's) are hex strings of a hundred positions and more, most of them ??: no DFA
         // can hold them (its states multiply with each ??), so the hash screen finds them whole from a key of
-        // neighbouring fixed bytes, as YARA verifies at its atom. Planted across segment and batch edges, with
+        // neighbouring fixed bytes, or the sparse screen from their rarest byte, as YARA verifies at its atom. Planted across segment and batch edges, with
         // near misses, the -s lines must be yara's.
         QTemporaryDir tmp;
         QByteArray wild;
@@ -142,9 +142,12 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
             wild += " ??";
         const QByteArray sig1 = "9C 60 50 8D 88 00" + wild + " 8B DC 8B E1 68" + wild + wild + " C3";
         const QByteArray sig2 = "EB 06 68 ?? ?? ?? ?? C3" + wild + " 4? 5A" + wild + " 90 90 90 E8";
+        // Fixed bytes that all stand alone: no hash key, no atom; the sparse screen takes it.
+        const QByteArray sig3 = "EB" + wild + " EB" + wild + " 77" + wild + wild + " B3";
         const QString rulesPath = tmp.filePath(QStringLiteral("long.yar"));
         QVERIFY(TestUtil::writeFile(rulesPath, "rule packer1 { strings: $a = { " + sig1 + " } condition: $a }\n"
-                                               "rule packer2 { strings: $b = { " + sig2 + " } condition: #b >= 1 }\n"));
+                                               "rule packer2 { strings: $b = { " + sig2 + " } condition: #b >= 1 }\n"
+                                               "rule packer3 { strings: $c = { " + sig3 + " } condition: $c }\n"));
         const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
         QVERIFY(rules.rejections.empty());
         CompileOptions options;
@@ -176,7 +179,8 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
                 data[i] = char(random.bounded(256)); // zeros between random bytes, as in code
             const int64_t edges[] = { 0, 4096 - 50, 65536 - 100, 65536 + 7, 131072 - 1, int64_t(data.size()) - 400 };
             for (int64_t at : edges) {
-                QByteArray s = instance(random.bounded(2) ? sig1 : sig2, random);
+                const int which = random.bounded(3);
+                QByteArray s = instance(which == 0 ? sig1 : which == 1 ? sig2 : sig3, random);
                 if (random.bounded(4) == 0)
                     s[s.size() - 1] = char(s[s.size() - 1] ^ 0x01); // a near miss: the last fixed byte wrong
                 data.replace(at, s.size(), s);
@@ -190,7 +194,10 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
                 TestUtil::runYara({ QStringLiteral("-s"), rulesPath, file.filePath() }, &err));
             expected.insert(one.begin(), one.end());
         }
-        QVERIFY(!expected.empty());
+        std::set<QByteArray> matched;
+        for (const auto &[key, lines] : expected)
+            matched.insert(key.first);
+        QCOMPARE(matched, (std::set<QByteArray> { "packer1", "packer2", "packer3" })); // each is planted somewhere
         QByteArray out;
         QCOMPARE(TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"),
                                     QStringLiteral("-s"), QStringLiteral("--segment-bytes"), QStringLiteral("4K"),
