@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QString>
 
 namespace Hitscope {
 
@@ -23,6 +24,9 @@ public:
     /// The number of this expression (the same expression, the same number).
     static int id(const Entry &entry);
     static Entry entry(int id);
+    /// Why libyara refuses the expression as a function argument (its regex compiler has limits of its own,
+    /// such as 128 alternatives), or nothing; each number is checked once.
+    static QString check(int id);
 };
 
 } // namespace Hitscope

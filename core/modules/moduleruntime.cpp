@@ -11,17 +11,19 @@
 #include <unordered_map>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "modules/libyara.h"
 #include "modules/moduleregexes.h"
+#include "util/preadfully.h"
 
 namespace Hitscope {
 
 namespace {
 
 constexpr int64_t U = ModuleAccess::Undefined;
+/// A file copy up to this size is kept for the next file.
+constexpr size_t kKeptBuffer = size_t(64) << 20;
 
 YR_OBJECT *object(int64_t handle)
 {
@@ -375,6 +377,7 @@ struct ModuleRuntime::Private
     const std::function<void(const ModuleAccess &)> *evaluate = nullptr;
     bool evaluated = false;
     std::exception_ptr failure;
+    std::vector<uint8_t> buffer; ///< the file, where the scan did not keep it whole
 };
 
 namespace {
@@ -513,6 +516,7 @@ ModuleRuntime::ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint, s
         return;
     }
     yr_scanner_set_callback(d->scanner, scanCallback, d.get());
+    yr_scanner_set_flags(d->scanner, SCAN_FLAGS_NO_TRYCATCH);
     d->iterator.context = d.get();
     d->iterator.first = firstBlock;
     d->iterator.next = nextBlock;
@@ -555,29 +559,21 @@ bool ModuleRuntime::run(const QByteArray &path, int64_t size, std::span<const ui
     };
     if (!d->scanner)
         return fail(m_error);
-    struct Mapping
-    {
-        void *address = MAP_FAILED;
-        size_t length = 0;
-        ~Mapping()
-        {
-            if (address != MAP_FAILED)
-                ::munmap(address, length);
-        }
-    } mapping;
+    // Read, not mapped: a file truncated since it was scanned must not fault inside libyara (which would
+    // longjmp across this evaluation), and libyara's own signal handlers are off (SCAN_FLAGS_NO_TRYCATCH).
     const uint8_t *data = known.data();
     if (size > 0 && int64_t(known.size()) < size) {
         const int fd = ::open(path.constData(), O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             return fail(QStringLiteral("cannot open %1 to read its modules: %2")
                             .arg(QString::fromLocal8Bit(path), QString::fromLocal8Bit(std::strerror(errno))));
-        mapping.length = size_t(size);
-        mapping.address = ::mmap(nullptr, mapping.length, PROT_READ, MAP_PRIVATE, fd, 0);
+        d->buffer.resize(size_t(size));
+        const int64_t got = preadFully(fd, d->buffer.data(), size, 0);
         ::close(fd);
-        if (mapping.address == MAP_FAILED)
-            return fail(QStringLiteral("cannot map %1 to read its modules: %2")
-                            .arg(QString::fromLocal8Bit(path), QString::fromLocal8Bit(std::strerror(errno))));
-        data = static_cast<const uint8_t *>(mapping.address);
+        if (got != size)
+            return fail(QStringLiteral("cannot read %1 to read its modules: it changed since it was scanned")
+                            .arg(QString::fromLocal8Bit(path)));
+        data = d->buffer.data();
     }
     static const uint8_t empty = 0;
     d->data = data ? data : &empty;
@@ -593,6 +589,8 @@ bool ModuleRuntime::run(const QByteArray &path, int64_t size, std::span<const ui
     d->scanner->entry_point = YR_UNDEFINED;
     const int rc = yr_scanner_scan_mem_blocks(d->scanner, &d->iterator);
     d->evaluate = nullptr;
+    if (d->buffer.capacity() > kKeptBuffer)
+        std::vector<uint8_t>().swap(d->buffer); // a large file's copy is not kept for the next ones
     if (d->failure)
         std::rethrow_exception(d->failure);
     if (!d->evaluated)

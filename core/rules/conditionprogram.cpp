@@ -52,6 +52,14 @@ struct ConditionProgram::State
     std::unique_ptr<std::deque<QByteArray>> made;
 
     const ModuleAccess &modules() const { return context.modules ? *context.modules : ModuleAccess::none(); }
+    /// Strings made inside a loop's body are not read after it (a body's value is an integer): each iteration
+    /// gives them back, so that a loop of a million iterations does not keep a million strings.
+    size_t mark() const { return made ? made->size() : 0; }
+    void release(size_t mark)
+    {
+        if (made && made->size() > mark)
+            made->resize(mark);
+    }
     int64_t keep(QByteArray text)
     {
         if (!made)
@@ -393,9 +401,11 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         // YARA evaluates the body for every string (no early exit) and compares quantifier <= sum.
         const int64_t q = eval(n.a, state);
         int64_t sum = 0;
+        const size_t mark = state.mark();
         for (int32_t k = 0; k < n.c; ++k) {
             state.slots[n.imm] = m_lists[size_t(n.b + k)];
             const int64_t v = eval(n.d, state);
+            state.release(mark);
             if (v != U)
                 sum = wrapAdd(sum, v);
         }
@@ -411,9 +421,11 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         int64_t sum = 0;
         int64_t iterations = 0;
         if (low != U && high != U) {
+            const size_t mark = state.mark();
             for (int64_t i = low; i != U && i <= high;) {
                 state.slots[n.imm] = i;
                 const int64_t v = eval(n.d, state);
+                state.release(mark);
                 if (v != U)
                     sum = wrapAdd(sum, v);
                 ++iterations;
@@ -431,11 +443,13 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         const int64_t q = eval(n.a, state);
         int64_t sum = 0;
         int64_t iterations = 0;
+        const size_t mark = state.mark();
         for (int32_t k = 0; k < n.c; ++k) {
             // YARA evaluates all items before the first iteration; they cannot depend on the loop, so lazily
             // is the same.
             state.slots[n.imm] = eval(m_lists[size_t(n.b + k)], state);
             const int64_t v = eval(n.d, state);
+            state.release(mark);
             if (v != U)
                 sum = wrapAdd(sum, v);
             ++iterations;
@@ -807,6 +821,7 @@ int64_t ConditionProgram::moduleLoop(const Node &n, State &state) const
     const int64_t length = container == U ? 0 : modules.length(container);
     int64_t sum = 0;
     int64_t iterations = 0;
+    const size_t mark = state.mark();
     for (int64_t i = 0; i < length; ++i) {
         if (n.op == Op::ForArray) {
             state.slots[n.imm] = modules.item(container, i);
@@ -817,6 +832,7 @@ int64_t ConditionProgram::moduleLoop(const Node &n, State &state) const
             state.slots[n.imm + MaxLoopDepth] = value;
         }
         const int64_t v = eval(n.d, state);
+        state.release(mark);
         if (v != U)
             sum = wrapAdd(sum, v);
         ++iterations;

@@ -533,6 +533,9 @@ private:
             if (a.type == Type::Regex) {
                 // Run by libyara's own matcher (inside the module): kept as a ModuleRegexes number.
                 const int id = ModuleRegexes::id({ argument->text, argument->regexNocase, argument->regexDotAll });
+                const QString refused = ModuleRegexes::check(id);
+                if (!refused.isEmpty())
+                    refuse(QStringLiteral("invalid regular expression \"/%1/\" for libyara: %2").arg(q(argument->text), refused));
                 arguments.push_back(add(Op::Const, -1, -1, -1, -1, id));
             } else {
                 arguments.push_back(a.node);

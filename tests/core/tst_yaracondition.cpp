@@ -732,6 +732,11 @@ void TestYaraCondition::refused_data()
     // A regex argument must be one yara compiles.
     QTest::newRow("bad regex argument") << R"(import "pe" rule t { condition: pe.exports(/a(/) })"
                                         << "invalid regular expression";
+    // One that Hitscope's parser takes but libyara's regex compiler refuses (over 128 alternatives): refused
+    // alone, not left to make every module value of the scan undefined.
+    QTest::newRow("regex argument libyara refuses")
+        << QStringLiteral("import \"pe\" rule t { condition: pe.exports(/%1/) }").arg(QStringLiteral("a?").repeated(200))
+        << "regular expression is too complex";
     QTest::newRow("not imported") << R"(rule t { condition: pe.is_dll() })"
                                   << "undefined identifier \"pe\" (the module is not imported";
     QTest::newRow("unknown rule") << R"(rule t { condition: other })" << "undefined identifier \"other\"";
