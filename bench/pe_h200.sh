@@ -13,7 +13,7 @@ defines="-d filename=x -d filepath=x -d extension=x -d filetype=x -d owner=x"
 echo "cores: $(nproc)"
 python3 "$bin/make_pe_corpus.py" /tmp/pecorpus "$size" --no-default-roots --root "$bin/pesample" \
     --manifest /tmp/pecorpus.tsv | tail -3
-t0=$EPOCHREALTIME; cat /tmp/pecorpus/* > /dev/null; t1=$EPOCHREALTIME
+t0=$EPOCHREALTIME; find /tmp/pecorpus -type f -exec cat {} + > /dev/null; t1=$EPOCHREALTIME
 echo "read ceiling (cat, one thread): $(python3 -c "print(round($t1 - $t0, 3))") s"
 measure() { # NAME COMMAND...: seconds, exit status and lines of one whole command
     local name=$1; shift
