@@ -236,6 +236,13 @@ int runScanCommand(const CliArgs &args)
                         visit(rules.patterns[size_t(pid)], h);
         };
         if (args.json) {
+            for (const QByteArray &message : fr.console) {
+                b += "{\"type\":\"console\",\"file\":";
+                appendJsonString(b, display);
+                b += ",\"message\":";
+                appendJsonString(b, message);
+                b += "}\n";
+            }
             for (const Hit &h : fr.hits) {
                 const Pattern &p = rules.patterns[size_t(h.pattern)];
                 if (p.yara)
@@ -281,6 +288,9 @@ int runScanCommand(const CliArgs &args)
             }
             return;
         }
+        // The console module's messages first, as yara prints them while it evaluates the conditions.
+        for (const QByteArray &message : fr.console)
+            b += std::string(message.constData(), size_t(message.size())) + '\n';
         if (args.countOnly) {
             b += std::string(display.constData(), size_t(display.size())) + ": " + std::to_string(fr.rules.size()) + "\n";
             out.maybeFlush();

@@ -231,7 +231,9 @@ public:
                 key.append(reinterpret_cast<const char *>(&a.value), sizeof a.value);
             }
         }
-        const auto known = m_memo.find(key);
+        // The console's functions write each time they are called, as in yara: never taken from the memo.
+        const bool console = f->parent && f->parent->identifier && std::strcmp(f->parent->identifier, "console") == 0;
+        const auto known = console ? m_memo.end() : m_memo.find(key);
         if (known != m_memo.end())
             return known->second;
 
@@ -285,7 +287,8 @@ public:
         }
         m_results.push_back(std::move(r));
         const int64_t h = kResultTag | int64_t(m_results.size() - 1);
-        m_memo.emplace(key, h);
+        if (!console)
+            m_memo.emplace(key, h);
         return h;
     }
 
@@ -375,6 +378,7 @@ struct ModuleRuntime::Private
     bool capturing = false;
     YR_MODULE_FUNC exportsCode = nullptr;
     const std::function<void(const ModuleAccess &)> *evaluate = nullptr;
+    std::vector<QByteArray> *console = nullptr;
     bool evaluated = false;
     std::exception_ptr failure;
     std::vector<uint8_t> buffer; ///< the file, where the scan did not keep it whole
@@ -434,9 +438,14 @@ int captureRegex(YR_VALUE *args, YR_SCAN_CONTEXT *context, YR_OBJECT_FUNCTION *f
 
 int scanCallback(YR_SCAN_CONTEXT *context, int message, void *data, void *user)
 {
+    auto *d = static_cast<ModuleRuntime::Private *>(user);
+    if (message == CALLBACK_MSG_CONSOLE_LOG) {
+        if (d->console && data)
+            d->console->push_back(QByteArray(static_cast<const char *>(data)));
+        return CALLBACK_CONTINUE;
+    }
     if (message != CALLBACK_MSG_MODULE_IMPORTED)
         return CALLBACK_CONTINUE;
-    auto *d = static_cast<ModuleRuntime::Private *>(user);
     auto *module = static_cast<YR_OBJECT *>(data);
     if (d->capturing) {
         if (std::strcmp(module->identifier, "pe") == 0)
@@ -550,7 +559,8 @@ ModuleRuntime::~ModuleRuntime()
 }
 
 bool ModuleRuntime::run(const QByteArray &path, int64_t size, std::span<const uint8_t> known,
-                        const std::function<void(const ModuleAccess &)> &evaluate, QString *error)
+                        const std::function<void(const ModuleAccess &)> &evaluate, QString *error,
+                        std::vector<QByteArray> *console)
 {
     auto fail = [&](const QString &why) {
         if (error)
@@ -580,6 +590,7 @@ bool ModuleRuntime::run(const QByteArray &path, int64_t size, std::span<const ui
     d->size = size_t(std::max<int64_t>(size, 0));
     d->roots.clear();
     d->firstCalls = 0;
+    d->console = console;
     d->evaluate = &evaluate;
     d->evaluated = false;
     d->failure = nullptr;

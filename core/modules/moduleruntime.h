@@ -39,9 +39,10 @@ public:
 
     /// Loads the modules for the file at `path` of `size` bytes (its first bytes `known`, when they are the whole
     /// file nothing is read) and calls `evaluate` while they live. False, without calling it, when the file
-    /// cannot be read or libyara fails (`error` says why).
+    /// cannot be read or libyara fails (`error` says why). What the console module writes goes to `console`.
     bool run(const QByteArray &path, int64_t size, std::span<const uint8_t> known,
-             const std::function<void(const ModuleAccess &)> &evaluate, QString *error);
+             const std::function<void(const ModuleAccess &)> &evaluate, QString *error,
+             std::vector<QByteArray> *console = nullptr);
 
     struct Private;
 

@@ -153,6 +153,7 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
     hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
     file.rules.clear();
     file.capped.clear();
+    file.console.clear();
     std::fill(m_hit.begin(), m_hit.end(), 0);
     for (const Hit &h : hits) {
         const Pattern &p = m_rules.patterns[size_t(h.pattern)];
@@ -233,7 +234,7 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
     m_touched.clear();
 }
 
-void RuleEvaluator::evaluateFrom(size_t first, ConditionContext &context, size_t &current, const FileResult &file,
+void RuleEvaluator::evaluateFrom(size_t first, ConditionContext &context, size_t &current, FileResult &file,
                                  std::span<const uint8_t> known)
 {
     for (size_t r = first; r < m_rules.rules.size(); ++r) {
@@ -259,7 +260,7 @@ void RuleEvaluator::evaluateFrom(size_t first, ConditionContext &context, size_t
                         context.modules = &live;
                         evaluateFrom(r, context, current, file, known);
                     },
-                    nullptr);
+                    nullptr, &file.console);
                 if (!loaded) {
                     context.modules = &ModuleAccess::none();
                     evaluateFrom(r, context, current, file, known);

@@ -43,7 +43,7 @@ public:
 private:
     /// Evaluates the YARA rules from `first` on. The first module value a condition reads has libyara load the
     /// file's modules, and the rest is evaluated while they live.
-    void evaluateFrom(size_t first, ConditionContext &context, size_t &current, const FileResult &file,
+    void evaluateFrom(size_t first, ConditionContext &context, size_t &current, FileResult &file,
                       std::span<const uint8_t> known);
     /// Marks a rule whose buffers the current file fills, so that they are cleared afterwards.
     void touch(int rule);

@@ -47,6 +47,9 @@ struct FileResult
     /// file come from, without opening the file again. Empty for list rules only, and for files whole in one
     /// batch, whose conditions read the batch's buffer while the file is resolved.
     std::vector<uint8_t> head;
+    /// What the console module's functions wrote while the file's conditions were evaluated, in order (yara
+    /// prints it on standard output before the file's rule lines).
+    std::vector<QByteArray> console;
     static constexpr int64_t kHeadBytes = 4096;
 };
 

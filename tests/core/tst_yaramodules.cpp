@@ -886,6 +886,7 @@ private Q_SLOTS:
     void sameCountsAsYara_data();
     void sameCountsAsYara();
     void gpuEngineSameAsYara();
+    void consoleOutputAsYara();
     void refusedAsYara_data();
     void refusedAsYara();
     void refusedAmongGoodRules();
@@ -1066,6 +1067,27 @@ void TestYaraModules::sameCountsAsYara()
     QVERIFY2(rejections(err).isEmpty() && differences.isEmpty(),
              qPrintable(rejections(err) + differences.join(QLatin1Char('\n'))));
     QVERIFY2(rc == 0, err.constData());
+}
+
+void TestYaraModules::consoleOutputAsYara()
+{
+    // The console module writes while conditions are evaluated: yara prints its messages on stdout, each call
+    // (no two calls are one), before the file's rule lines; undefined arguments write nothing.
+    const QString rules = writeRules(QStringLiteral("console-output"), R"yar(
+import "console"
+import "pe"
+rule hello { condition: console.log("hello") and pe.is_pe }
+rule sections { condition: console.log("sections: ", pe.number_of_sections) and console.hex(255) }
+rule hello_again { condition: console.log("hello") }
+rule hex_of_machine { condition: console.hex("machine: ", pe.machine) }
+)yar");
+    for (const QString &file : m_samples) {
+        QByteArray err, ours;
+        const QByteArray theirs = runYara({ rules, file }, &err);
+        QCOMPARE(runCli({ QStringLiteral("scan"), rules, file }, &ours, &err), 0);
+        QCOMPARE(ours, theirs);
+        QCOMPARE(theirs.count("hello\n"), 2); // the same message twice, from two rules
+    }
 }
 
 void TestYaraModules::gpuEngineSameAsYara()
