@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <QFile>
@@ -211,6 +212,10 @@ int runScanCommand(const CliArgs &args)
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
 
+    // yara -c prints a bare count when it scans one file, "PATH: N" per file of a folder.
+    struct stat pathStat;
+    const bool oneFile = args.paths.size() == 1 && ::stat(args.paths.front().constData(), &pathStat) == 0
+        && S_ISREG(pathStat.st_mode);
     Scanner::Callbacks cb;
     cb.fileDone = [&](const FileResult &fr) {
         std::string &b = out.buf();
@@ -292,7 +297,9 @@ int runScanCommand(const CliArgs &args)
         for (const QByteArray &message : fr.console)
             b += std::string(message.constData(), size_t(message.size())) + '\n';
         if (args.countOnly) {
-            b += std::string(display.constData(), size_t(display.size())) + ": " + std::to_string(fr.rules.size()) + "\n";
+            if (!oneFile)
+                b += std::string(display.constData(), size_t(display.size())) + ": ";
+            b += std::to_string(fr.rules.size()) + "\n";
             out.maybeFlush();
             return;
         }

@@ -298,6 +298,16 @@ global rule not_tiny { condition: filesize > 16 }
     std::sort(got.begin(), got.end());
     QVERIFY(expected.size() > 2);
     QCOMPARE(got, expected);
+
+    // One file: yara prints the bare count.
+    const QString one = QDir(dir).entryInfoList(QDir::Files, QDir::Name).constFirst().filePath();
+    const QByteArray alone = runYara({ QStringLiteral("-c"), rules, one }, &yaraErr);
+    QVERIFY(runCli({ QStringLiteral("scan"), QStringLiteral("--engine"), QStringLiteral("cpu"), QStringLiteral("-c"),
+                     QStringLiteral("-r"), rules, one },
+                   &ours)
+            != 1);
+    QVERIFY(!alone.contains(':'));
+    QCOMPARE(ours, alone);
 }
 
 void TestYara::manySpacedMatchesOfOneString()
