@@ -154,6 +154,7 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
     file.rules.clear();
     file.capped.clear();
     file.console.clear();
+    file.moduleError.clear();
     std::fill(m_hit.begin(), m_hit.end(), 0);
     for (const Hit &h : hits) {
         const Pattern &p = m_rules.patterns[size_t(h.pattern)];
@@ -260,7 +261,7 @@ void RuleEvaluator::evaluateFrom(size_t first, ConditionContext &context, size_t
                         context.modules = &live;
                         evaluateFrom(r, context, current, file, known);
                     },
-                    nullptr, &file.console);
+                    &file.moduleError, &file.console);
                 if (!loaded) {
                     context.modules = &ModuleAccess::none();
                     evaluateFrom(r, context, current, file, known);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <QByteArray>
+#include <QString>
 #include <QMetaType>
 
 namespace Hitscope {
@@ -50,6 +51,8 @@ struct FileResult
     /// What the console module's functions wrote while the file's conditions were evaluated, in order (yara
     /// prints it on standard output before the file's rule lines).
     std::vector<QByteArray> console;
+    /// Why the file's YARA modules could not be loaded for its conditions (they read as undefined), or empty.
+    QString moduleError;
     static constexpr int64_t kHeadBytes = 4096;
 };
 

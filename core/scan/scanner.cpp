@@ -801,6 +801,12 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             finishFiles(done, known, threads);
             const auto r3 = Clock::now();
             for (FileResult &file : done) {
+                if (!file.moduleError.isEmpty()) {
+                    // Reported, as yara reports a file it cannot scan; its conditions read the modules as undefined.
+                    ++summary.problems;
+                    if (callbacks.problem)
+                        callbacks.problem(FileProblem { file.path, file.moduleError });
+                }
                 ++summary.files;
                 summary.bytes += file.size;
                 summary.hits += int64_t(file.hits.size());
