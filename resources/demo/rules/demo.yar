@@ -2,6 +2,9 @@
    header bytes and other rules. Run `hitscope-cli scan -s -r resources/demo/rules/demo.yar resources/demo/files`
    next to `yara -s -r resources/demo/rules/demo.yar resources/demo/files`: the lines are the same. */
 
+import "pe"
+import "math"
+
 private rule mz_header
 {
     condition:
@@ -45,4 +48,21 @@ rule old_msie_user_agent : network
         $ua = "MSIE 6.0" fullword
     condition:
         #ua >= 1 and filesize < 1MB
+}
+
+rule dll_exporting_func : pe
+{
+    meta:
+        description = "A 64-bit DLL that exports Func and resolves its imports at run time (the pe module)"
+    condition:
+        pe.is_dll() and pe.machine == pe.MACHINE_AMD64 and pe.exports("Func")
+        and pe.imports(/kernel32\.dll/i, /^GetProcAddress$/)
+}
+
+rule flat_code_section : pe
+{
+    meta:
+        description = "A code section of low entropy (the pe and math modules)"
+    condition:
+        for any s in pe.sections : (s.name == ".text" and math.entropy(s.raw_data_offset, s.raw_data_size) < 2.0)
 }
