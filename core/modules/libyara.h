@@ -8,6 +8,9 @@
 
 #include <mutex>
 
+#include <QByteArray>
+#include <QString>
+
 namespace Hitscope {
 
 /// libyara's global state is counted (yr_initialize / yr_finalize) but not thread-safe: one lock around both.
@@ -40,5 +43,25 @@ public:
 private:
     bool m_ok = false;
 };
+
+/// Compiles rule text with libyara's compiler (libyara initialized by the caller). Returns why it failed, or
+/// nothing; `rules`, when given, receives the compiled rules on success.
+inline QString compileLibyaraRules(const QByteArray &text, YR_RULES **rules = nullptr)
+{
+    YR_COMPILER *compiler = nullptr;
+    if (yr_compiler_create(&compiler) != ERROR_SUCCESS)
+        return QStringLiteral("libyara: out of memory");
+    QString error;
+    if (yr_compiler_add_string(compiler, text.constData(), nullptr) != 0
+        || (rules && yr_compiler_get_rules(compiler, rules) != ERROR_SUCCESS)) {
+        char message[256] = {};
+        yr_compiler_get_error_message(compiler, message, sizeof message);
+        error = QString::fromUtf8(message);
+        if (rules)
+            *rules = nullptr;
+    }
+    yr_compiler_destroy(compiler);
+    return error;
+}
 
 } // namespace Hitscope

@@ -104,11 +104,11 @@ void copyObject(const YR_OBJECT *o, ModuleObject &out)
 
 struct ModuleReader::Private
 {
+    LibyaraUse libyara;
     YR_RULES *rules = nullptr;
     YR_SCANNER *scanner = nullptr;
     QByteArrayList modules;
     std::vector<Module> *out = nullptr;
-    bool initialized = false;
 };
 
 QByteArrayList ModuleReader::fileModules()
@@ -117,13 +117,6 @@ QByteArrayList ModuleReader::fileModules()
 }
 
 namespace {
-
-void compilerMessage(int, const char *, int, const YR_RULE *, const char *message, void *user)
-{
-    QString &error = *static_cast<QString *>(user);
-    if (error.isEmpty())
-        error = QString::fromUtf8(message);
-}
 
 int scanCallback(YR_SCAN_CONTEXT *, int message, void *data, void *user)
 {
@@ -144,13 +137,9 @@ ModuleReader::ModuleReader(const QByteArrayList &modules)
     : d(std::make_unique<Private>())
 {
     d->modules = modules;
-    {
-        std::lock_guard lock(libyaraLock());
-        if (yr_initialize() != ERROR_SUCCESS) {
-            m_error = QStringLiteral("libyara failed to initialize");
-            return;
-        }
-        d->initialized = true;
+    if (!d->libyara.ok()) {
+        m_error = QStringLiteral("libyara failed to initialize");
+        return;
     }
     QByteArray text;
     for (const QByteArray &m : modules) {
@@ -162,21 +151,11 @@ ModuleReader::ModuleReader(const QByteArrayList &modules)
     }
     // A condition that reads nothing: libyara still loads every imported module for each file.
     text += "rule hitscope_modules { condition: false }\n";
-    YR_COMPILER *compiler = nullptr;
-    if (yr_compiler_create(&compiler) != ERROR_SUCCESS) {
-        m_error = QStringLiteral("libyara: out of memory");
+    const QString error = compileLibyaraRules(text, &d->rules);
+    if (!error.isEmpty()) {
+        m_error = QStringLiteral("libyara could not compile the module imports: %1").arg(error);
         return;
     }
-    yr_compiler_set_callback(compiler, compilerMessage, &m_error);
-    if (yr_compiler_add_string(compiler, text.constData(), nullptr) != 0
-        || yr_compiler_get_rules(compiler, &d->rules) != ERROR_SUCCESS) {
-        if (m_error.isEmpty())
-            m_error = QStringLiteral("libyara could not compile the module imports");
-        d->rules = nullptr;
-    }
-    yr_compiler_destroy(compiler);
-    if (!d->rules)
-        return;
     if (yr_scanner_create(d->rules, &d->scanner) != ERROR_SUCCESS) {
         m_error = QStringLiteral("libyara: out of memory");
         return;
@@ -190,10 +169,6 @@ ModuleReader::~ModuleReader()
         yr_scanner_destroy(d->scanner);
     if (d->rules)
         yr_rules_destroy(d->rules);
-    if (d->initialized) {
-        std::lock_guard lock(libyaraLock());
-        yr_finalize();
-    }
 }
 
 bool ModuleReader::read(const uint8_t *data, size_t size, std::vector<Module> &out, QString *error)

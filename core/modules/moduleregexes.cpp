@@ -42,6 +42,14 @@ ModuleRegexes::Entry ModuleRegexes::entry(int id)
     return entries().at(size_t(id));
 }
 
+QByteArray ModuleRegexes::ruleText(int id)
+{
+    const Entry e = entry(id);
+    QByteArray pattern = e.pattern;
+    pattern.replace("/", "\\/"); // the lexer reads \/ as /
+    return "/" + pattern + "/" + (e.nocase ? "i" : "") + (e.dotAll ? "s" : "");
+}
+
 QString ModuleRegexes::check(int id)
 {
     static std::mutex checked;
@@ -52,24 +60,10 @@ QString ModuleRegexes::check(int id)
         if (it != results.end())
             return it->second;
     }
-    const Entry e = entry(id);
-    QByteArray pattern = e.pattern;
-    pattern.replace("/", "\\/"); // the lexer reads \/ as /
-    const QByteArray text = "import \"pe\"\nrule r { condition: pe.exports(/" + pattern + "/" + (e.nocase ? "i" : "")
-        + (e.dotAll ? "s" : "") + ") }\n";
-    QString error;
     const LibyaraUse libyara;
-    YR_COMPILER *compiler = nullptr;
-    if (!libyara.ok() || yr_compiler_create(&compiler) != ERROR_SUCCESS) {
-        error = QStringLiteral("libyara could not be used to check it");
-    } else {
-        if (yr_compiler_add_string(compiler, text.constData(), nullptr) != 0) {
-            char message[256] = {};
-            yr_compiler_get_error_message(compiler, message, sizeof message);
-            error = QString::fromUtf8(message);
-        }
-        yr_compiler_destroy(compiler);
-    }
+    const QString error = libyara.ok()
+        ? compileLibyaraRules("import \"pe\"\nrule r { condition: pe.exports(" + ruleText(id) + ") }\n")
+        : QStringLiteral("libyara could not be used to check it");
     std::lock_guard guard(checked);
     results.emplace(id, error);
     return error;

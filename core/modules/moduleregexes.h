@@ -24,6 +24,8 @@ public:
     /// The number of this expression (the same expression, the same number).
     static int id(const Entry &entry);
     static Entry entry(int id);
+    /// The expression as a rule's text writes it (`/pattern/is`), for libyara's compiler.
+    static QByteArray ruleText(int id);
     /// Why libyara refuses the expression as a function argument (its regex compiler has limits of its own,
     /// such as 128 alternatives), or nothing; each number is checked once.
     static QString check(int id);

@@ -496,30 +496,17 @@ ModuleRuntime::ModuleRuntime(std::vector<QByteArray> modules, bool entryPoint, s
     d->modules = modules.size();
     text += "rule hitscope_modules { condition: false }\n";
     for (int id : regexes) {
-        const ModuleRegexes::Entry e = ModuleRegexes::entry(id);
-        QByteArray pattern = e.pattern;
-        pattern.replace("/", "\\/"); // the lexer reads \/ as /
-        text += "rule hitscope_regex_" + QByteArray::number(id) + " { condition: pe.exports(/" + pattern + "/"
-            + (e.nocase ? "i" : "") + (e.dotAll ? "s" : "") + ") }\n";
+        text += "rule hitscope_regex_" + QByteArray::number(id) + " { condition: pe.exports("
+            + ModuleRegexes::ruleText(id) + ") }\n";
         if (size_t(id) >= d->regexes.size())
             d->regexes.resize(size_t(id) + 1, nullptr);
     }
     d->regexIds = regexes;
-    YR_COMPILER *compiler = nullptr;
-    if (yr_compiler_create(&compiler) != ERROR_SUCCESS) {
-        m_error = QStringLiteral("libyara: out of memory");
+    const QString error = compileLibyaraRules(text, &d->rules);
+    if (!error.isEmpty()) {
+        m_error = QStringLiteral("libyara could not load the modules: %1").arg(error);
         return;
     }
-    if (yr_compiler_add_string(compiler, text.constData(), nullptr) != 0
-        || yr_compiler_get_rules(compiler, &d->rules) != ERROR_SUCCESS) {
-        char message[256] = {};
-        yr_compiler_get_error_message(compiler, message, sizeof message);
-        m_error = QStringLiteral("libyara could not load the modules: %1").arg(QString::fromUtf8(message));
-        d->rules = nullptr;
-    }
-    yr_compiler_destroy(compiler);
-    if (!d->rules)
-        return;
     if (yr_scanner_create(d->rules, &d->scanner) != ERROR_SUCCESS) {
         m_error = QStringLiteral("libyara: out of memory");
         return;

@@ -424,13 +424,7 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
             const size_t mark = state.mark();
             for (int64_t i = low; i != U && i <= high;) {
                 state.slots[n.imm] = i;
-                const int64_t v = eval(n.d, state);
-                state.release(mark);
-                if (v != U)
-                    sum = wrapAdd(sum, v);
-                ++iterations;
-                // YARA stops early once the quantifier is reached (never for "all").
-                if (q != U && !(sum < q))
+                if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
                     break;
                 if (i == std::numeric_limits<int64_t>::max())
                     break; // YARA would wrap around and never end
@@ -448,12 +442,7 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
             // YARA evaluates all items before the first iteration; they cannot depend on the loop, so lazily
             // is the same.
             state.slots[n.imm] = eval(m_lists[size_t(n.b + k)], state);
-            const int64_t v = eval(n.d, state);
-            state.release(mark);
-            if (v != U)
-                sum = wrapAdd(sum, v);
-            ++iterations;
-            if (q != U && !(sum < q))
+            if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
                 break;
         }
         return loopResult(q, sum, iterations);
@@ -831,15 +820,23 @@ int64_t ConditionProgram::moduleLoop(const Node &n, State &state) const
             state.slots[n.imm] = value == U ? U : state.keep(std::move(key));
             state.slots[n.imm + MaxLoopDepth] = value;
         }
-        const int64_t v = eval(n.d, state);
-        state.release(mark);
-        if (v != U)
-            sum = wrapAdd(sum, v);
-        ++iterations;
-        if (q != U && !(sum < q))
+        if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
             break;
     }
     return loopResult(q, sum, iterations);
+}
+
+// The end of one iteration of YARA's integer and iterator loops: the body's value is added (undefined adds
+// nothing, as ADD_M), the strings it made are given back, and the loop ends early once the quantifier is reached
+// (never for "all").
+bool ConditionProgram::endIteration(State &state, size_t mark, int64_t value, int64_t quantifier, int64_t &sum,
+                                    int64_t &iterations)
+{
+    state.release(mark);
+    if (value != U)
+        sum = wrapAdd(sum, value);
+    ++iterations;
+    return quantifier != U && !(sum < quantifier);
 }
 
 std::vector<QByteArray> ConditionProgram::modulesUsed() const

@@ -9,6 +9,8 @@
 #include <QCryptographicHash>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
@@ -1087,6 +1089,20 @@ rule hex_of_machine { condition: console.hex("machine: ", pe.machine) }
         QCOMPARE(runCli({ QStringLiteral("scan"), rules, file }, &ours, &err), 0);
         QCOMPARE(ours, theirs);
         QCOMPARE(theirs.count("hello\n"), 2); // the same message twice, from two rules
+
+        // With --json, the same messages as console records of the file, in order.
+        QByteArray json;
+        QCOMPARE(runCli({ QStringLiteral("scan"), QStringLiteral("--json"), rules, file }, &json, &err), 0);
+        QByteArray messages;
+        for (const QByteArray &line : json.split('\n')) {
+            const QJsonObject record = QJsonDocument::fromJson(line).object();
+            if (record.value(QStringLiteral("type")).toString() != QLatin1String("console"))
+                continue;
+            QCOMPARE(record.value(QStringLiteral("file")).toString(), file);
+            messages += record.value(QStringLiteral("message")).toString().toUtf8() + '\n';
+        }
+        QVERIFY(theirs.startsWith(messages));
+        QCOMPARE(messages.count("hello\n"), 2);
     }
 }
 
