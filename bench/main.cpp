@@ -52,6 +52,8 @@ void usage()
                "      --fixed-batches  every batch of --batch-bytes (default: smaller first and last ones, as the CLI)\n"
                "      --no-yara, --no-vectorscan           leave a peer out\n"
                "      --no-prefilter   the CPU engine makes a pass per group (no atom prefilter)\n"
+               "      --gpu-dfas       every string in DFA tables (the GPU walks them over every byte; default:\n"
+               "                       the GPU marks where atoms occur and the host checks there)\n"
                "      --list-hits      resolve every YARA match as `hitscope-cli -s` does (default: as without -s,\n"
                "                       strings only counted by their conditions are counted)\n"
                "      --kernel-only    GPU: only the kernel with data resident (for tuning)\n"
@@ -124,7 +126,7 @@ int main(int argc, char **argv)
     QString yaraRules, jsonOut, dir;
     int threads = QThread::idealThreadCount();
     int repeat = 3;
-    bool yara = true, vectorscan = true, kernelOnly = false, noPrefilter = false, listHits = false;
+    bool yara = true, vectorscan = true, kernelOnly = false, noPrefilter = false, listHits = false, fullDfas = false;
     bool fixedBatches = false;
     LaunchParams params;
     CompileOptions compileOptions;
@@ -172,6 +174,8 @@ int main(int argc, char **argv)
             params.workerGroups = next().toInt();
         else if (a == QLatin1String("--no-prefilter"))
             noPrefilter = true;
+        else if (a == QLatin1String("--gpu-dfas"))
+            fullDfas = true;
         else if (a == QLatin1String("--list-hits"))
             listHits = true;
         else if (a == QLatin1String("--no-yara"))
@@ -202,7 +206,7 @@ int main(int argc, char **argv)
     params.rampBatches = !fixedBatches;
     compileOptions.threads = threads;
     // The CPU engine's own tables (CompileOptions::cpuOnly) need its prefilter: --no-prefilter gets every DFA.
-    compileOptions.cpuOnly = !useGpu && !noPrefilter;
+    compileOptions.cpuOnly = !noPrefilter && !fullDfas;
 
     // Rules: load and compile, timed.
     QElapsedTimer t;
@@ -251,6 +255,10 @@ int main(int argc, char **argv)
                     "screen (%.1f MiB), %zu xor forms; %zu tableless groups\n",
                     screened, pre.atomGroup.size(), pre.screen.size(), pre.screen.passes(), pre.hashScreen.size(),
                     double(pre.hashScreen.bytes()) / (1 << 20), pre.xorAtoms.size(), catalog.tablelessGroups());
+        const KeyFilter &keys = pre.keyFilter;
+        std::printf("GPU key screen: %zu sequences; exact keys of 1, 2, 3, 4 bytes: %zu, %zu, %zu, %zu (%.1f KiB)\n",
+                    keys.sequences(), keys.keysOfLength(1), keys.keysOfLength(2), keys.keysOfLength(3),
+                    keys.keysOfLength(4), double(keys.words().size()) * 4 / 1024);
     }
     const bool yaraFile = rulesFiles.size() == 1
         && (rulesFiles.front().endsWith(QLatin1String(".yar")) || rulesFiles.front().endsWith(QLatin1String(".yara")));

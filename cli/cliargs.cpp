@@ -54,6 +54,9 @@ QString CliArgs::helpText()
         "      --hit-capacity N    GPU hit ring entries (default 0: automatic; a full ring re-runs the batch)\n"
         "      --timeout MS        a GPU batch slower than this is re-run on the CPU (default 10000)\n"
         "      --validation        GPU: enable the Vulkan validation layer\n"
+        "      --gpu-dfas          compile every string into DFA tables that the GPU walks over every byte\n"
+        "                          (default: the GPU marks where the strings' atoms occur, the host checks\n"
+        "                          there; compiles in time linear in the rules, where DFAs may take minutes)\n"
         "  -j, --threads N         threads for compiling rules, reading, the CPU engine, the GPU engine's\n"
         "                          host work and resolving hits (default: one per core)\n"
         "      --batch-bytes N     bytes per batch (default 256M on a GPU, 64M on Mesa's software Vulkan,\n"
@@ -173,6 +176,8 @@ QString CliArgs::parse(int argc, char **argv)
             err = sizeValue(a, &walk.maxFileSize);
         } else if (is("-L", "--follow-symlinks")) {
             walk.followSymlinks = true;
+        } else if (is(nullptr, "--gpu-dfas")) {
+            fullDfas = true;
         } else if (is(nullptr, "--engine")) {
             err = value(a, &v);
             if (v) {

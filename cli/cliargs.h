@@ -32,6 +32,7 @@ struct CliArgs
     bool batchBytesSet = false;
     bool fixedBatches = false;
     bool validation = false;
+    bool fullDfas = false; ///< --gpu-dfas
     Hitscope::WalkOptions walk;
     Hitscope::LaunchParams params;
     bool help = false;

@@ -115,8 +115,9 @@ int runScanCommand(const CliArgs &args)
         CompileOptions compile;
         compile.threads = args.params.threads;
         compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
-        // Tables for the CPU engine alone unless a GPU is asked for; `auto` compiles again if it finds one.
-        compile.cpuOnly = args.engine != CliArgs::Engine::Gpu;
+        // Atoms and screens, no DFA for what they find, for either engine (the GPU marks where atoms occur),
+        // unless every string's DFA is asked for.
+        compile.cpuOnly = !args.fullDfas;
         catalog = PatternCatalog::compile(rules, compile);
     });
     // The walk starts now too: listing the folders (a stat per file) is a fifth of a cached scan's work on 2
@@ -135,12 +136,6 @@ int runScanCommand(const CliArgs &args)
             gpuNotice = QStringLiteral("no GPU engine (%1); using the CPU engine").arg(loadError);
     }
     compiler.join();
-    if (gpu && catalog.tablelessGroups() > 0) {
-        CompileOptions compile;
-        compile.threads = args.params.threads;
-        compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
-        catalog = PatternCatalog::compile(rules, compile);
-    }
     std::vector<Rejection> rejections = rules.rejections;
     rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
 

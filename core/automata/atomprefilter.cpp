@@ -109,6 +109,7 @@ void AtomPrefilter::addEntry(const SequenceScreen::Sequence &sequence, uint32_t 
     // Entries without a key of four positions stay in the screen unless it has grown large already: in the hash
     // screen each shorter key length costs every byte a look-up more.
     const int minKeyLength = screen.size() < 4 * kMaxScreenEntries ? 4 : 2;
+    keyFilter.add(sequence);
     if (sequence.size() > size_t(SequenceScreen::kMaxLength)) {
         // Only the hash screen holds a sequence this long, or where it has no key the sparse screen
         // (sequencesOf() made sure one of them takes it).
@@ -225,6 +226,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
     pre->screen.build();
     pre->hashScreen.build();
     pre->xorDeltaScreen.build();
+    pre->keyFilter.build();
     return pre;
 }
 

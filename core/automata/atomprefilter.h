@@ -6,6 +6,7 @@
 
 #include "automata/dfa.h"
 #include "automata/hashscreen.h"
+#include "automata/keyfilter.h"
 #include "automata/sequencescreen.h"
 #include "automata/sparsescreen.h"
 #include "rules/ruleset.h"
@@ -35,6 +36,9 @@ struct AtomPrefilter
     /// Sequences longer than the screen's (up to kMaxLongSequence) that have no hash screen key: their fixed
     /// bytes all stand alone between wildcards.
     SparseScreen sparseScreen;
+    /// Keys of every entry of the three screens above, for the GPU engine, which marks where they occur and has
+    /// the host run the screens only there.
+    KeyFilter keyFilter;
     uint32_t atomBase = 0;
     std::vector<int> atomGroup;      ///< per atom: its catalog group
     std::vector<int> atomLength;     ///< per atom: its length in bytes

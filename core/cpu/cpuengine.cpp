@@ -338,8 +338,8 @@ struct ScreenScratch
  * (they belong to matches that end inside).
  */
 void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &batch, const Segment &seg,
-                   const uint8_t *counted, ScreenScratch &scratch, std::vector<RawHit> &hits,
-                   std::vector<RawCount> &counts)
+                   const CpuEngine::KeyBlocks *keyBlocks, const uint8_t *counted, ScreenScratch &scratch,
+                   std::vector<RawHit> &hits, std::vector<RawCount> &counts)
 {
     const BatchFile &bf = batch.files[seg.batchFile];
     // A chunk's first segment screens all the context the chunk holds (PatternCatalog::chunkContext(), more
@@ -350,15 +350,7 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
         ? bf.holdBegin
         : std::min(seg.scanBegin, std::max(bf.holdBegin, seg.ownBegin - (AtomExtractor::kMaxAtomLength - 1)));
     const int64_t markBegin = seg.ownBegin == bf.ownBegin ? begin : seg.ownBegin;
-    scratch.matches.clear();
-    scratch.runs.clear();
     scratch.shared.clear();
-    pre.screen.scan(bf.at(batch.haystack.get(), begin), seg.scanEnd - begin, markBegin - begin, seg.ownEnd - begin,
-                    scratch.matches, scratch.runs);
-    pre.hashScreen.scan(bf.at(batch.haystack.get(), begin), seg.scanEnd - begin, markBegin - begin,
-                        seg.ownEnd - begin, scratch.matches);
-    pre.sparseScreen.scan(bf.at(batch.haystack.get(), begin), seg.scanEnd - begin, markBegin - begin,
-                          seg.ownEnd - begin, scratch.matches);
     if (counted && scratch.counts.size() < pre.screened.size())
         scratch.counts.assign(pre.screened.size(), 0);
     auto add = [&](uint32_t pattern, int64_t firstEnd, int64_t lastEnd) {
@@ -374,21 +366,71 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
                 hits.push_back({ seg.batchFile, pattern, e });
         }
     };
-    auto take = [&](uint32_t tag, int64_t firstEnd, int64_t lastEnd) {
-        firstEnd += begin;
-        lastEnd += begin;
-        if (tag >= pre.atomBase) {
-            marks.mark(seg.batchFile, firstEnd, lastEnd, tag - pre.atomBase);
-            return;
-        }
-        firstEnd = std::max(firstEnd, seg.ownBegin);
-        if (firstEnd <= lastEnd)
-            add(tag, firstEnd, lastEnd);
+    // The ends in [from, to) (file offsets), from data that starts at `dataBegin`.
+    auto screenEnds = [&](int64_t dataBegin, int64_t from, int64_t to) {
+        scratch.matches.clear();
+        scratch.runs.clear();
+        const uint8_t *data = bf.at(batch.haystack.get(), dataBegin);
+        const int64_t n = std::min(seg.scanEnd, to) - dataBegin;
+        pre.screen.scan(data, n, from - dataBegin, to - dataBegin, scratch.matches, scratch.runs);
+        pre.hashScreen.scan(data, n, from - dataBegin, to - dataBegin, scratch.matches);
+        pre.sparseScreen.scan(data, n, from - dataBegin, to - dataBegin, scratch.matches);
+        auto take = [&](uint32_t tag, int64_t firstEnd, int64_t lastEnd) {
+            firstEnd += dataBegin;
+            lastEnd += dataBegin;
+            if (tag >= pre.atomBase) {
+                marks.mark(seg.batchFile, firstEnd, lastEnd, tag - pre.atomBase);
+                return;
+            }
+            firstEnd = std::max(firstEnd, seg.ownBegin);
+            if (firstEnd <= lastEnd)
+                add(tag, firstEnd, lastEnd);
+        };
+        for (const SequenceScreen::Match &m : scratch.matches)
+            take(m.tag, m.end, m.end);
+        for (const SequenceScreen::Run &r : scratch.runs)
+            take(r.tag, r.firstEnd, r.lastEnd);
     };
-    for (const SequenceScreen::Match &m : scratch.matches)
-        take(m.tag, m.end, m.end);
-    for (const SequenceScreen::Run &r : scratch.runs)
-        take(r.tag, r.firstEnd, r.lastEnd);
+    if (!keyBlocks) {
+        screenEnds(begin, markBegin, seg.ownEnd);
+    } else {
+        // Only the ends that a key found by the GPU allows: a key starting in block b (haystack offsets) belongs
+        // to sequences that end in [64 b, 64 (b + 1) + reach). Ranges closer than kMergeGap are screened as one.
+        constexpr int64_t kMergeGap = 256;
+        const int64_t reach = pre.keyFilter.longest() - 1;
+        auto hayOf = [&](int64_t offset) { return bf.dataOffset + (offset - bf.holdBegin); };
+        auto fileOf = [&](int64_t h) { return bf.holdBegin + (h - bf.dataOffset); };
+        const int64_t firstBlock = hayOf(std::max(bf.holdBegin, markBegin - reach)) >> KeyFilter::kBlockShift;
+        const int64_t lastBlock = std::min(keyBlocks->blocks - 1, (hayOf(seg.ownEnd) - 1) >> KeyFilter::kBlockShift);
+        int64_t openFrom = -1, openTo = -1;
+        auto flush = [&] {
+            if (openFrom >= 0)
+                screenEnds(std::max(begin, openFrom - reach), openFrom, openTo);
+        };
+        for (int64_t b = firstBlock; b <= lastBlock;) {
+            const uint32_t w = keyBlocks->bits[size_t(b) / 32] >> (b % 32);
+            if (w == 0) {
+                b = (b / 32 + 1) * 32;
+                continue;
+            }
+            b += std::countr_zero(w);
+            if (b > lastBlock)
+                break;
+            const int64_t from = std::max(markBegin, fileOf(b << KeyFilter::kBlockShift));
+            const int64_t to = std::min(seg.ownEnd, fileOf((b + 1) << KeyFilter::kBlockShift) + reach);
+            ++b;
+            if (from >= to)
+                continue;
+            if (openFrom >= 0 && from <= openTo + kMergeGap) {
+                openTo = std::max(openTo, to);
+                continue;
+            }
+            flush();
+            openFrom = from;
+            openTo = to;
+        }
+        flush();
+    }
     if (!scratch.shared.empty()) {
         std::sort(scratch.shared.begin(), scratch.shared.end());
         scratch.shared.erase(std::unique(scratch.shared.begin(), scratch.shared.end()), scratch.shared.end());
@@ -960,7 +1002,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     // in lock step like segments. A large chunk is cut into parts for several items instead (shareChunk), so
     // that a batch holding one large file keeps every thread busy.
     const AtomPrefilter *pre = m_atomPrefilter ? catalog.prefilter.get() : nullptr;
-    for (size_t u = 0; u < numUnbounded; ++u) {
+    for (size_t u = 0; u < numUnbounded && !m_keyBlocks; ++u) {
         if (pre && pre->covers(unboundedGroups[u]))
             continue; // windows instead (an unbounded YARA regex within YARA's scan limit)
         uint32_t first = 0;
@@ -998,7 +1040,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         marks = m_marks.get();
     }
     for (int g = pre ? kAtomPass : 0; g < int(catalog.groups.size()); ++g) {
-        if (g >= 0 && (catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
+        if (g >= 0 && (m_keyBlocks || catalog.groups[size_t(g)].unbounded() || (pre && pre->covers(g))))
             continue;
         if (g == kAtomPass && pre->screen.empty() && pre->hashScreen.empty() && pre->sparseScreen.empty() && pre->xorAtoms.empty()
             && pre->deltaXorAtoms.empty())
@@ -1047,7 +1089,8 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                 for (int k = 0; k < item.count; ++k) {
                     const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
                     const BatchFile &bf = batch.files[seg.batchFile];
-                    screenSegment(*pre, *marks, batch, seg, counted, scratch, hits, perThreadCounts[size_t(t)]);
+                    screenSegment(*pre, *marks, batch, seg, m_keyBlocks, counted, scratch, hits,
+                                  perThreadCounts[size_t(t)]);
                     if (!pre->xorAtoms.empty())
                         markXorAtoms(*pre, *marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
                                      bf.dataOffset + (seg.scanBegin - bf.holdBegin));
@@ -1130,6 +1173,17 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     for (const RawCount &c : result.counts)
         t.hits += c.count;
     return true;
+}
+
+bool CpuEngine::scanScreens(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                            const KeyBlocks &blocks, BatchResult &result)
+{
+    m_keyBlocks = &blocks;
+    const bool prefilter = std::exchange(m_atomPrefilter, true);
+    const bool ok = scan(batch, catalog, params, {}, result, nullptr);
+    m_atomPrefilter = prefilter;
+    m_keyBlocks = nullptr;
+    return ok;
 }
 
 } // namespace Hitscope

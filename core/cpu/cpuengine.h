@@ -39,9 +39,23 @@ public:
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 
+    /// Where the GPU found the keys of the prefilter's screens (AtomPrefilter::keyFilter): a bit per 64-byte
+    /// block of the batch's haystack.
+    struct KeyBlocks
+    {
+        const uint32_t *bits = nullptr;
+        int64_t blocks = 0;
+    };
+    /// The GPU engine's host half, for a catalog of tableless groups (CompileOptions::cpuOnly): the prefilter's
+    /// screens over the ends that `blocks` allow and the windows around the atoms they find. No group gets a
+    /// pass: the GPU walks the groups with tables. The hits are those of scan() but for those groups'.
+    bool scanScreens(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                     const KeyBlocks &blocks, BatchResult &result);
+
 private:
     std::vector<uint8_t> m_counted; ///< per pattern; empty: none counted
     bool m_atomPrefilter = true;
+    const KeyBlocks *m_keyBlocks = nullptr; ///< during scanScreens()
     std::unique_ptr<LazyCaches> m_lazyCaches; ///< the windows' LazyDfa states, kept from batch to batch
     std::unique_ptr<AtomMarks> m_marks;       ///< kept too: fresh zeroed bits per batch were page faults
 };

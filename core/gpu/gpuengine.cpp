@@ -2,6 +2,7 @@
 #include "gpuengine.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,8 @@
 
 #include <sys/mman.h>
 
+#include "automata/atomprefilter.h"
+#include "automata/keyfilter.h"
 #include "gpu/gputimer.h"
 #include "gpu/rhiframe.h"
 #include "gpu/vulkanhostbuffer.h"
@@ -330,6 +333,7 @@ void GpuEngine::setCountedPatterns(const std::vector<bool> &counted)
         m_counted.clear();
     // A batch the GPU cannot complete runs on the CPU engine, which must count the same patterns.
     m_fallback.setCountedPatterns(counted);
+    m_host.setCountedPatterns(counted);
 }
 
 int64_t GpuEngine::preferredBatchBytes() const
@@ -594,9 +598,12 @@ void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &param
     m_preparedTableBytes = 0;
     m_next = nullptr;
     dropPrefetch();
-    m_preparedCatalog = &catalog;
-    m_preparedGroups = catalog.groups.data();
-    m_preparedFingerprint = catalog.fingerprint();
+    const bool screened = catalog.tablelessGroups() > 0;
+    const PatternCatalog &deviceCatalog = screened ? screenedFor(catalog).device : catalog;
+    const KeyFilter *keys = screened && catalog.prefilter ? &catalog.prefilter->keyFilter : nullptr;
+    m_preparedCatalog = &deviceCatalog;
+    m_preparedGroups = deviceCatalog.groups.data();
+    m_preparedFingerprint = deviceCatalog.fingerprint();
     if (m_disabled)
         return;
     QString error;
@@ -625,7 +632,7 @@ void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &param
     b.files.push_back(f);
     b.segments.push_back({ 0, 0, kBytes, 0, kBytes });
     BatchResult ignored;
-    if (!runOnGpu(b, catalog, params, {}, ignored, &error))
+    if (!runOnGpu(b, deviceCatalog, params, {}, ignored, &error, nullptr, keys && !keys->empty() ? keys : nullptr))
         m_prepareError = error;
     std::lock_guard lock(m_prefetchMutex);
     m_copyAheadOpen = true;
@@ -637,13 +644,9 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                      const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
     const auto t0 = Clock::now();
-    if (catalog.tablelessGroups() > 0) {
-        // Its patterns have no tables to upload, and the CPU fallback here runs without the prefilter that
-        // finds them: refused rather than scanned without them.
-        if (error)
-            *error = QStringLiteral("the rules were compiled for the CPU engine alone (CompileOptions::cpuOnly)");
-        return false;
-    }
+    // A catalog of tableless groups: the GPU marks where the prefilter's keys occur and walks the groups with
+    // tables; the host screens the marked blocks.
+    const bool screened = catalog.tablelessGroups() > 0;
     QString gpuError;
     // The batch that finds the device failed says so, and so does the first after a failed prepare(); the
     // batches after them run on the CPU engine without a word each.
@@ -660,7 +663,9 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     const FileBatch *next = std::exchange(m_next, nullptr);
     if (m_disabled)
         dropPrefetch();
-    if (!m_disabled && runOnGpu(batch, catalog, params, carryIn, result, &gpuError, next)) {
+    if (!m_disabled
+        && (screened ? scanScreened(batch, catalog, params, carryIn, result, &gpuError, next)
+                     : runOnGpu(batch, catalog, params, carryIn, result, &gpuError, next))) {
         result.telemetry.wallMs = msSince(t0);
         if (params.timeoutMs <= 0 || result.telemetry.wallMs <= params.timeoutMs) {
             result.telemetry.bytesUploadedTables += preparedTableBytes;
@@ -670,7 +675,7 @@ bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     }
     // Nothing is lost: the batch runs again on the CPU with the same tables.
     BatchResult cpu;
-    if (!m_fallback.scan(batch, catalog, params, carryIn, cpu, error))
+    if (!(screened ? m_host : m_fallback).scan(batch, catalog, params, carryIn, cpu, error))
         return false;
     const BatchTelemetry gpuTelemetry = result.telemetry;
     result = std::move(cpu);
@@ -765,7 +770,7 @@ void GpuEngine::startPrefetch(const FileBatch &next, bool mayGrowSpare)
 
 bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                          const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
-                         const FileBatch *next)
+                         const FileBatch *next, const KeyFilter *keys)
 {
     const auto t0 = Clock::now();
     m_threads = params.threads > 0 ? params.threads : hardwareThreads();
@@ -814,7 +819,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     const uint64_t numUnbounded = unbounded.size();
     const uint64_t mainItems = numSegments * numGroups;
     t.workItems = int64_t(mainItems);
-    if (mainItems == 0)
+    if (mainItems == 0 && !keys)
         return true;
     const uint64_t unboundedItems = numSegments * numUnbounded;
     const uint64_t unboundedBase = mainItems * 2;
@@ -936,7 +941,7 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
             const auto f0 = Clock::now();
             const int queueWords = 2 + int(phases.size()) + 2 * fixups;
             if (!runFrame(batch, catalog, params, phaseItems, paramWords(phases, capacity), queueWords, attempts,
-                          first && uploadHaystack, resident, t, q, error))
+                          first && uploadHaystack, resident, first && uploadHaystack ? keys : nullptr, t, q, error))
                 return false;
             frameMs += msSince(f0);
             ++frames;
@@ -1139,8 +1144,8 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
 
 bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                          const std::vector<uint32_t> &phaseItems, const std::vector<uint32_t> &paramWords,
-                         int queueWords, uint32_t attemptsBefore, bool upload, bool resident, BatchTelemetry &t,
-                         std::vector<uint32_t> &queue, QString *error)
+                         int queueWords, uint32_t attemptsBefore, bool upload, bool resident, const KeyFilter *keys,
+                         BatchTelemetry &t, std::vector<uint32_t> &queue, QString *error)
 {
     QRhi *rhi = m_device->rhi();
     const uint32_t budget = m_loopLimited ? 1 : 0;
@@ -1179,6 +1184,22 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     if (!ensureTables(catalog, updates, &tableBytes, error) || !ensureBindings(error)) {
         updates->release();
         return false;
+    }
+    // The key kernel: 16 bytes a step, about 32 steps per invocation (Mesa's software drivers cut loops of 65,535
+    // iterations, and the shared tables are copied once per workgroup).
+    const int64_t keyChunks = (batch.used + 15) / 16;
+    const int64_t keyBlockWords = 1 + (keyChunks / 4 + 31) / 32;
+    const int keyGroups = int(std::clamp<int64_t>((keyChunks + 32 * 256 - 1) / (32 * 256), 1, maxGroups));
+    if (keys && !ensureKeyPass(*keys, updates, keyBlockWords, error)) {
+        updates->release();
+        return false;
+    }
+    if (keys) {
+        const uint32_t keyParams[4] = { uint32_t(batch.used), uint32_t(keyChunks), 0, 0 };
+        updates->uploadStaticBuffer(m_keyParams.get(), 0, sizeof keyParams, keyParams);
+        m_keyBlockWords.assign(size_t(keyBlockWords), 0);
+        updates->uploadStaticBuffer(m_keyBlocks.get(), 0, int(keyBlockWords * 4), m_keyBlockWords.data());
+        t.bytesUploadedData += keyBlockWords * 4 + int64_t(sizeof keyParams);
     }
     bool pipelineHit = false;
     // The tables just ensured flag the counted patterns (an empty set when none is: setCountedPatterns).
@@ -1248,6 +1269,7 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     QRhiBufferReadbackResult queueBack;
     bool queueDone = false;
     queueBack.completed = [&queueDone] { queueDone = true; };
+    QRhiBufferReadbackResult keyBack;
     {
         RhiFrame frame(rhi);
         if (!frame.isActive()) {
@@ -1270,6 +1292,16 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         cb->beginComputePass(updates);
         cb->endComputePass();
         m_timer->begin(cb);
+        if (keys) {
+            VulkanStaging::recordComputeBarrier(*m_device, cb);
+            cb->beginComputePass();
+            cb->setComputePipeline(m_keyPipeline.get());
+            cb->setShaderResources(m_keyBindings.get());
+            cb->dispatch(keyGroups, 1, 1);
+            QRhiResourceUpdateBatch *rb = rhi->nextResourceUpdateBatch();
+            rb->readBackBuffer(m_keyBlocks.get(), 0, int(keyBlockWords * 4), &keyBack);
+            cb->endComputePass(rb);
+        }
         // One compute pass per phase: a phase continues from the states the one before wrote, and a fix-up pass
         // that scans nothing again proves the chains consistent only if no earlier pass still runs beside it:
         // an explicit barrier before every phase (also after the previous frame's), whatever QRhi records itself.
@@ -1306,9 +1338,18 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     if (!queueDone) {
         RhiFrame frame(rhi); // OpenGL may complete read-backs at the next frame
     }
-    if (!queueDone || queueBack.data.size() != queueWords * 4) {
+    if (!queueDone || queueBack.data.size() != queueWords * 4
+        || (keys && keyBack.data.size() != keyBlockWords * 4)) {
         *error = QStringLiteral("the GPU read-back did not complete");
         return false;
+    }
+    if (keys) {
+        std::memcpy(m_keyBlockWords.data(), keyBack.data.constData(), size_t(keyBlockWords) * 4);
+        t.bytesReadBack += keyBack.data.size();
+        if (m_keyBlockWords[0] != uint32_t(keyGroups) * 256u) {
+            *error = QStringLiteral("%1 of %2 GPU key screen invocations completed").arg(m_keyBlockWords[0]).arg(keyGroups * 256);
+            return false;
+        }
     }
     t.gpuMs += m_timer->elapsedMs();
     t.bytesReadBack += queueBack.data.size();
@@ -1323,6 +1364,132 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     return true;
 }
 
+const GpuEngine::Screened &GpuEngine::screenedFor(const PatternCatalog &catalog)
+{
+    if (m_screened && m_screened->source == &catalog && m_screened->sourceGroups == catalog.groups.data())
+        return *m_screened;
+    auto s = std::make_unique<Screened>();
+    s->source = &catalog;
+    s->sourceGroups = catalog.groups.data();
+    const AtomPrefilter *pre = catalog.prefilter.get();
+    for (size_t g = 0; g < catalog.groups.size(); ++g) {
+        const DfaGroup &group = catalog.groups[g];
+        if (!group.tableless && !(pre && pre->covers(int(g)))) {
+            if (group.unbounded())
+                s->unboundedOf.push_back(s->sourceUnbounded);
+            s->device.groups.push_back(group);
+            for (int p : group.patterns)
+                s->screenedOnDevice = s->screenedOnDevice || (pre && pre->isScreened(p));
+        }
+        s->sourceUnbounded += group.unbounded() ? 1 : 0;
+    }
+    s->device.patterns = catalog.patterns;
+    m_screened = std::move(s);
+    return *m_screened;
+}
+
+bool GpuEngine::scanScreened(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                             const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
+                             const FileBatch *next)
+{
+    const Screened &s = screenedFor(catalog);
+    const AtomPrefilter *pre = catalog.prefilter.get();
+    if (!pre) {
+        *error = QStringLiteral("the rules' tableless groups have no prefilter");
+        return false;
+    }
+    // Carried states of the device's unbounded groups, in and out, from and to the catalog's numbering.
+    const size_t sourceU = s.sourceUnbounded, deviceU = s.unboundedOf.size();
+    const size_t carriedFiles = sourceU > 0 ? carryIn.size() / sourceU : 0;
+    std::vector<uint32_t> deviceCarry(carriedFiles * deviceU, 0);
+    for (size_t f = 0; f < carriedFiles; ++f)
+        for (size_t k = 0; k < deviceU; ++k)
+            deviceCarry[f * deviceU + k] = carryIn[f * sourceU + s.unboundedOf[k]];
+    const KeyFilter *keys = pre->keyFilter.empty() ? nullptr : &pre->keyFilter;
+    if (!runOnGpu(batch, s.device, params, deviceCarry, result, error, next, keys))
+        return false;
+    std::vector<uint32_t> carryOut(batch.files.size() * sourceU, 0);
+    for (size_t f = 0; f < batch.files.size() && deviceU > 0; ++f)
+        for (size_t k = 0; k < deviceU; ++k)
+            carryOut[f * sourceU + s.unboundedOf[k]] = result.carryOut[f * deviceU + k];
+    result.carryOut = std::move(carryOut);
+    if (s.screenedOnDevice) {
+        // The screens report these patterns; a group's DFA must not report them again (as DfaWalker skips them).
+        std::erase_if(result.hits, [&](const RawHit &h) { return pre->isScreened(int(h.pattern)); });
+        std::erase_if(result.counts, [&](const RawCount &c) { return pre->isScreened(int(c.pattern)); });
+    }
+    const auto h0 = Clock::now();
+    if (!keys)
+        m_keyBlockWords.assign(size_t(1 + ((batch.used + 63) / 64 + 31) / 32), 0);
+    CpuEngine::KeyBlocks blocks { m_keyBlockWords.data() + 1, int64_t(m_keyBlockWords.size() - 1) * 32 };
+    BatchResult host;
+    if (!m_host.scanScreens(batch, catalog, params, blocks, host)) {
+        *error = QStringLiteral("the host's screens failed");
+        return false;
+    }
+    result.hits.insert(result.hits.end(), host.hits.begin(), host.hits.end());
+    result.counts.insert(result.counts.end(), host.counts.begin(), host.counts.end());
+    BatchTelemetry &t = result.telemetry;
+    t.hits += host.telemetry.hits;
+    t.hostScreenMs = msSince(h0);
+    t.keyBlocks = 0;
+    for (size_t w = 1; w < m_keyBlockWords.size(); ++w)
+        t.keyBlocks += std::popcount(m_keyBlockWords[w]);
+    return true;
+}
+
+bool GpuEngine::ensureKeyPass(const KeyFilter &keys, QRhiResourceUpdateBatch *updates, int64_t blockWords,
+                              QString *error)
+{
+    const std::vector<uint32_t> &words = keys.words();
+    if (!ensureBuffer(m_keyTables, QRhiBuffer::Immutable, QRhiBuffer::StorageBuffer, int64_t(words.size()) * 4, error)
+        || !ensureBuffer(m_keyBlocks, QRhiBuffer::Static, QRhiBuffer::StorageBuffer, blockWords * 4, error)
+        || !ensureBuffer(m_keyParams, QRhiBuffer::Static, QRhiBuffer::UniformBuffer, 16, error))
+        return false;
+    const std::array<const QRhiBuffer *, 4> bound { m_keyParams.get(), m_haystack.get(), m_keyTables.get(),
+                                                    m_keyBlocks.get() };
+    if (!m_keyBindings || bound != m_keyBound) {
+        const auto stage = QRhiShaderResourceBinding::ComputeStage;
+        std::unique_ptr<QRhiShaderResourceBindings> srb(m_device->rhi()->newShaderResourceBindings());
+        srb->setBindings({
+            QRhiShaderResourceBinding::uniformBuffer(0, stage, m_keyParams.get()),
+            QRhiShaderResourceBinding::bufferLoad(1, stage, m_haystack.get()),
+            QRhiShaderResourceBinding::bufferLoad(2, stage, m_keyTables.get()),
+            QRhiShaderResourceBinding::bufferLoadStore(3, stage, m_keyBlocks.get()),
+        });
+        if (!srb->create()) {
+            *error = QStringLiteral("cannot create the GPU key screen's bindings");
+            return false;
+        }
+        m_keyBindings = std::move(srb);
+        m_keyBound = bound;
+    }
+    if (!m_keyPipeline) {
+        const QString dir = qEnvironmentVariable("HITSCOPE_GPU_SHADER_DIR", QStringLiteral(":/shaders"));
+        const QShader shader = RhiDevice::loadShader(dir + QStringLiteral("/keyscreen.comp.qsb"), error);
+        if (!shader.isValid())
+            return false;
+        std::unique_ptr<QRhiComputePipeline> p(m_device->rhi()->newComputePipeline());
+        p->setShaderStage({ QRhiShaderStage::Compute, shader });
+        p->setShaderResourceBindings(m_keyBindings.get());
+        if (!p->create()) {
+            *error = QStringLiteral("cannot create the GPU key screen pipeline");
+            return false;
+        }
+        m_keyPipeline = std::move(p);
+    }
+    // Another catalog's filter may live where this one's did: compared by content (a few hundred KiB at most).
+    uint64_t fingerprint = 1469598103934665603ull;
+    for (uint32_t w : words)
+        fingerprint = (fingerprint ^ w) * 1099511628211ull;
+    if (m_keyTablesFingerprint != fingerprint || m_keyTablesWords != words.size()) {
+        updates->uploadStaticBuffer(m_keyTables.get(), 0, int(words.size() * 4), words.data());
+        m_keyTablesFingerprint = fingerprint;
+        m_keyTablesWords = words.size();
+    }
+    return true;
+}
+
 double GpuEngine::residentKernelMs(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                                    int repeats, QString *error)
 {
@@ -1330,9 +1497,14 @@ double GpuEngine::residentKernelMs(const FileBatch &batch, const PatternCatalog 
     // time (timestamps around the dispatches only) does not include uploads.
     double best = 0;
     std::vector<uint32_t> carry(batch.files.size() * catalog.groups.size(), 0);
+    const bool screened = catalog.tablelessGroups() > 0;
+    const PatternCatalog &deviceCatalog = screened ? screenedFor(catalog).device : catalog;
+    const KeyFilter *keys = screened && catalog.prefilter && !catalog.prefilter->keyFilter.empty()
+        ? &catalog.prefilter->keyFilter
+        : nullptr;
     for (int i = 0; i < repeats; ++i) {
         BatchResult r;
-        if (!runOnGpu(batch, catalog, params, carry, r, error))
+        if (!runOnGpu(batch, deviceCatalog, params, carry, r, error, nullptr, keys))
             return -1;
         if (r.telemetry.gpuMs > 0 && (best == 0 || r.telemetry.gpuMs < best))
             best = r.telemetry.gpuMs;

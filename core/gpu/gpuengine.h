@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
+#include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
 #include "gpu/rhidevice.h"
 #include "scan/engine.h"
@@ -15,6 +17,7 @@
 namespace Hitscope {
 
 class GpuTimer;
+class KeyFilter;
 class VulkanHostBuffer;
 class VulkanStaging;
 class VulkanTransfer;
@@ -92,6 +95,25 @@ private:
     struct Plan;
     struct Phase;
     struct HostImports;
+    /// A catalog of tableless groups (CompileOptions::cpuOnly) as the GPU runs it: the groups with tables that the
+    /// prefilter does not cover, walked by the scan kernel, and the prefilter's keys, marked by the key kernel;
+    /// the host (m_host) runs the screens where keys were marked, and the windows.
+    struct Screened
+    {
+        const PatternCatalog *source = nullptr;
+        const DfaGroup *sourceGroups = nullptr;
+        PatternCatalog device;
+        /// Per unbounded group of `device`, its index among the source catalog's unbounded groups.
+        std::vector<size_t> unboundedOf;
+        size_t sourceUnbounded = 0;
+        bool screenedOnDevice = false; ///< a group of `device` holds a pattern the screens report
+    };
+    const Screened &screenedFor(const PatternCatalog &catalog);
+    /// scan() for a catalog of tableless groups.
+    bool scanScreened(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                      const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
+                      const FileBatch *next);
+    bool ensureKeyPass(const KeyFilter &keys, QRhiResourceUpdateBatch *updates, int64_t blockWords, QString *error);
     struct Pipeline
     {
         int workgroupSize = 0;
@@ -109,9 +131,10 @@ private:
     QRhiComputePipeline *pipelineFor(int workgroupSize, bool counting, bool *cacheHit, QString *error);
     const Plan &planFor(const std::vector<uint32_t> &queueLens, int lanes, uint32_t budget, bool *cacheHit);
     /// With `next`, starts copying that batch's haystack before this one's frames (see setNext()).
+    /// With `keys`, the key kernel marks the batch's blocks first, into m_keyBlockWords.
     bool runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                   const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
-                  const FileBatch *next = nullptr);
+                  const FileBatch *next = nullptr, const KeyFilter *keys = nullptr);
     /// Bytes of the haystack buffer for `batch` (its buffer's capacity, so that a ramp does not regrow it).
     int64_t haystackBufferBytes(const FileBatch &batch) const;
     /// One frame: uploads (the haystack and segment table with `upload`), one compute pass per phase of
@@ -119,7 +142,7 @@ private:
     /// `resident`: the haystack is in m_haystack already (prefetched), only the segment table is uploaded.
     bool runFrame(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                   const std::vector<uint32_t> &phaseItems, const std::vector<uint32_t> &paramWords, int queueWords,
-                  uint32_t attemptsBefore, bool upload, bool resident, BatchTelemetry &t,
+                  uint32_t attemptsBefore, bool upload, bool resident, const KeyFilter *keys, BatchTelemetry &t,
                   std::vector<uint32_t> &queue, QString *error);
     /// The device's import of `batch`'s haystack (one of newHaystack()'s) when it holds `bytes`; else null.
     const VulkanHostBuffer *importedBuffer(const FileBatch &batch, int64_t bytes) const;
@@ -131,6 +154,18 @@ private:
 
     std::unique_ptr<RhiDevice> m_device;
     CpuEngine m_fallback;
+    CpuEngine m_host; // with its prefilter: a tableless catalog's screens and windows, and its fallback
+    std::unique_ptr<Screened> m_screened;
+    // The key kernel's buffers, bindings and pipeline, the filter whose tables are uploaded, and what it marked.
+    std::unique_ptr<QRhiBuffer> m_keyParams;
+    std::unique_ptr<QRhiBuffer> m_keyTables;
+    std::unique_ptr<QRhiBuffer> m_keyBlocks;
+    std::unique_ptr<QRhiShaderResourceBindings> m_keyBindings;
+    std::array<const QRhiBuffer *, 4> m_keyBound {};
+    std::unique_ptr<QRhiComputePipeline> m_keyPipeline;
+    uint64_t m_keyTablesFingerprint = 0;
+    size_t m_keyTablesWords = 0;
+    std::vector<uint32_t> m_keyBlockWords; // [0] invocations completed, then a bit per block
     bool m_loopLimited = false;
     std::atomic_bool m_disabled { false }; // a device error: the rest runs on the CPU (read by prepareBatch too)
     QString m_prepareError;  // why prepare() failed, for the next scan() to report

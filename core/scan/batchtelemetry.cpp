@@ -26,6 +26,8 @@ QJsonObject BatchTelemetry::toJson() const
     o[QLatin1String("hits_rerun")] = qint64(hitsRerun);
     o[QLatin1String("hit_density")] = hitDensity();
     o[QLatin1String("gpu_ms")] = gpuMs;
+    o[QLatin1String("host_screen_ms")] = hostScreenMs;
+    o[QLatin1String("key_blocks")] = qint64(keyBlocks);
     o[QLatin1String("wall_ms")] = wallMs;
     o[QLatin1String("read_ms")] = readMs;
     o[QLatin1String("buffer_wait_ms")] = bufferWaitMs;

@@ -28,6 +28,10 @@ struct BatchTelemetry
     int64_t hits = 0;
     int64_t hitsRerun = 0;      ///< hits of launches re-run because the hit ring was too small
     double gpuMs = 0;
+    /// GPU engine on a catalog of tableless groups: the host's exact screens where the GPU found keys, and the
+    /// windows around the atoms they found.
+    double hostScreenMs = 0;
+    int64_t keyBlocks = 0; ///< of those: 64-byte blocks the GPU marked
     /// From the batch's scan start (or the previous batch's end, if later: batches overlap) to its end.
     double wallMs = 0;
     double readMs = 0;          ///< time its bytes took to read (the reader's threads, start to end)

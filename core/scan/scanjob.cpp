@@ -155,8 +155,8 @@ void ScanJob::Worker::run(const Request &request)
     CompileOptions compile;
     compile.threads = request.params.threads;
     compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
-    // The CPU engine's own tables unless a GPU is asked for; Automatic compiles again below if it finds one.
-    compile.cpuOnly = request.engine != EngineChoice::Gpu;
+    // Atoms and screens, no DFA for what they find, for either engine (the GPU marks where atoms occur).
+    compile.cpuOnly = true;
     PatternCatalog catalog = PatternCatalog::compile(rules, compile);
     std::vector<Rejection> rejections = rules.rejections;
     rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
@@ -199,10 +199,6 @@ void ScanJob::Worker::run(const Request &request)
             const QString n = notice + QLatin1Char('.');
             post([job, n] { Q_EMIT job->notice(n); });
         }
-    }
-    if (gpu && catalog.tablelessGroups() > 0) {
-        compile.cpuOnly = false;
-        catalog = PatternCatalog::compile(rules, compile);
     }
     Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
     const QString description = gpu
