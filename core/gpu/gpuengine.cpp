@@ -1467,8 +1467,10 @@ bool GpuEngine::ensureKeyPass(const KeyFilter &keys, QRhiResourceUpdateBatch *up
     if (!m_keyPipeline) {
         const QString dir = qEnvironmentVariable("HITSCOPE_GPU_SHADER_DIR", QStringLiteral(":/shaders"));
         const QShader shader = RhiDevice::loadShader(dir + QStringLiteral("/keyscreen.comp.qsb"), error);
-        if (!shader.isValid())
+        if (!shader.isValid()) {
+            *error = QStringLiteral("no key screen kernel: %1").arg(*error);
             return false;
+        }
         std::unique_ptr<QRhiComputePipeline> p(m_device->rhi()->newComputePipeline());
         p->setShaderStage({ QRhiShaderStage::Compute, shader });
         p->setShaderResourceBindings(m_keyBindings.get());

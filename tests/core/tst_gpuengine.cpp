@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
 #include "gpu/gpuengine.h"
@@ -364,6 +365,127 @@ private Q_SLOTS:
             if (hitCapacity == 1 && t.hits > 1)
                 QVERIFY2(t.hitsRerun >= t.hits, "a full ring must be re-run, never truncated");
         }
+    }
+
+    /// The catalog the CLI compiles for either engine (CompileOptions::cpuOnly): the GPU marks where the
+    /// prefilter's keys occur, walks the groups with tables, and the host screens the marked blocks. The same
+    /// hits as the CPU engine on that catalog and as the GPU on every DFA, for every launch row.
+    void tablelessCatalogSameHitsAsCpu_data() { launchRows(true); }
+
+    void tablelessCatalogSameHitsAsCpu()
+    {
+        CompileOptions options;
+        options.cpuOnly = true;
+        const PatternCatalog tableless = PatternCatalog::compile(m_rules, options);
+        QVERIFY(tableless.rejections.empty());
+        QVERIFY(tableless.tablelessGroups() > 0);
+        QVERIFY(tableless.prefilter && !tableless.prefilter->keyFilter.empty());
+        const KeyFilter &keys = tableless.prefilter->keyFilter;
+        QVERIFY2(keys.keysOfLength(4) > 1000, qPrintable(QString::number(keys.keysOfLength(4))));
+        QVERIFY(keys.keysOfLength(3) + keys.keysOfLength(2) + keys.keysOfLength(1) > 0);
+        const LaunchParams p = rowParams();
+        const ScanOutcome gpu = scanWith(*m_gpu, m_rules, tableless, m_case.dir, p);
+        QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
+        QCOMPARE(gpu.files, m_cpu.files);
+        QCOMPARE(gpu.hits.size(), m_cpu.hits.size());
+        QVERIFY(gpu.hits == m_cpu.hits);
+        int64_t marked = 0, bytes = 0;
+        for (const BatchTelemetry &t : gpu.batches) {
+            QCOMPARE(t.engine, QStringLiteral("gpu"));
+            marked += t.keyBlocks;
+            bytes += t.haystackBytes;
+        }
+        // Keys occur in part of the corpus only, and somewhere.
+        QVERIFY2(marked > 0 && marked < bytes / 64, qPrintable(QStringLiteral("%1 of %2").arg(marked).arg(bytes / 64)));
+    }
+
+    /// Counted patterns and unbounded groups with tables beside the tableless ones: their states are carried
+    /// from batch to batch in the catalog's numbering of unbounded groups, not the device's.
+    void tablelessCatalogCountedSameAsCpu()
+    {
+        CompileOptions options;
+        options.cpuOnly = true;
+        const PatternCatalog tableless = PatternCatalog::compile(m_countRules, options);
+        QVERIFY(tableless.rejections.empty());
+        QVERIFY(tableless.tablelessGroups() > 0);
+        size_t unboundedWithTables = 0;
+        for (size_t g = 0; g < tableless.groups.size(); ++g)
+            unboundedWithTables += !tableless.groups[g].tableless && tableless.groups[g].unbounded()
+                    && !tableless.prefilter->covers(int(g))
+                ? 1
+                : 0;
+        QVERIFY(unboundedWithTables > 0);
+        LaunchParams p = m_base;
+        p.timeoutMs = 0;
+        p.batchBytes = 64 << 10; // the largest file in five chunks
+        p.rampBatches = false;
+        CpuEngine cpu;
+        const RawOutcome expected = rawScanWith(cpu, m_counted, m_countRules, tableless, m_countDir, p);
+        const RawOutcome got = rawScanWith(*m_gpu, m_counted, m_countRules, tableless, m_countDir, p);
+        QVERIFY2(got.faults.isEmpty(), qPrintable(got.faults.join(QLatin1Char('\n'))));
+        QVERIFY2(got.notices.empty(), got.notices.empty() ? "" : qPrintable(got.notices.front()));
+        QVERIFY(got.batches.size() > 2);
+        QVERIFY(endsPerFileAndPattern(got) == endsPerFileAndPattern(expected));
+        QVERIFY(endsPerFileAndPattern(got) == endsPerFileAndPattern(m_cpuUncounted));
+    }
+
+    /// The kernel marks exactly the blocks where KeyFilter::keyAt finds a key start: one file in one batch, so
+    /// that the haystack is the file.
+    void keyKernelMarksTheBlocksTheHostFilterFinds()
+    {
+        QRandomGenerator rng(4711);
+        QByteArray text;
+        QList<QByteArray> words;
+        for (int i = 0; i < 400; ++i) {
+            QByteArray w;
+            const int len = 1 + int(rng.bounded(9)); // keys of one to four bytes
+            for (int k = 0; k < len; ++k)
+                w += char('a' + rng.bounded(26));
+            words << w;
+            text += "-\tw" + QByteArray::number(i) + '\t' + w + '\n';
+        }
+        QTemporaryDir tmp;
+        const QString tsv = tmp.filePath(QStringLiteral("words.tsv"));
+        QVERIFY(TestUtil::writeFile(tsv, text));
+        const RuleSet rules = RuleLoader::loadFiles({ tsv });
+        QVERIFY(rules.rejections.empty());
+        CompileOptions options;
+        options.cpuOnly = true;
+        const PatternCatalog catalog = PatternCatalog::compile(rules, options);
+        QVERIFY(catalog.prefilter);
+        const KeyFilter &keys = catalog.prefilter->keyFilter;
+        QVERIFY(keys.keysOfLength(1) > 0 && keys.keysOfLength(2) > 0 && keys.keysOfLength(3) > 0
+                && keys.keysOfLength(4) > 0);
+        // Mostly bytes no key starts with, words planted here and there, some at the very end.
+        QByteArray data(200000, '\0');
+        for (char &c : data)
+            c = char(0x80 + rng.bounded(0x80));
+        for (int k = 0; k < 300; ++k) {
+            const QByteArray &w = words[int(rng.bounded(quint32(words.size())))];
+            data.replace(qsizetype(rng.bounded(quint32(data.size() - w.size()))), w.size(), w);
+        }
+        data.replace(data.size() - words[0].size(), words[0].size(), words[0]);
+        const QString dir = tmp.filePath(QStringLiteral("one"));
+        QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f.bin"), data));
+        int64_t expected = 0;
+        const auto *bytes = reinterpret_cast<const uint8_t *>(data.constData());
+        for (qsizetype b = 0; b * 64 < data.size(); ++b) {
+            bool any = false;
+            for (qsizetype p = b * 64; p < std::min(data.size(), b * 64 + 64) && !any; ++p)
+                any = keys.keyAt(bytes + p, data.size() - p);
+            expected += any ? 1 : 0;
+        }
+        QVERIFY(expected > 100 && expected < data.size() / 64);
+        LaunchParams p = m_base;
+        p.batchBytes = 1 << 20;
+        p.timeoutMs = 0;
+        const ScanOutcome gpu = scanWith(*m_gpu, rules, catalog, dir, p);
+        QCOMPARE(gpu.batches.size(), size_t(1));
+        QCOMPARE(gpu.batches.front().keyBlocks, expected);
+        CpuEngine cpu;
+        const ScanOutcome host = scanWith(cpu, rules, catalog, dir, p);
+        QVERIFY(host.hits.size() > 300);
+        QVERIFY(gpu.hits == host.hits);
     }
 
     void countedSameAsCpu_data() { launchRows(false); }
@@ -777,7 +899,9 @@ private Q_SLOTS:
                                         &gpuOut, &err);
         qunsetenv("HITSCOPE_GPU_SHADER_DIR");
         QCOMPARE(rc, 0);
-        QVERIFY2(err.contains("no scan kernel") && err.contains(QByteArray(QFile::encodeName(missing) + "/scan_wg")), err.constData());
+        // The first kernel the batch needs is named: the key screen's (the CLI's catalog is tableless).
+        QVERIFY2(err.contains("no key screen kernel") && err.contains(QByteArray(QFile::encodeName(missing) + "/keyscreen")),
+                 err.constData());
         QVERIFY2(err.contains("re-run on the CPU engine"), err.constData());
         QVERIFY(!cpuOut.isEmpty());
         QByteArrayList want = cpuOut.split('\n'), got = gpuOut.split('\n');
