@@ -256,9 +256,11 @@ int main(int argc, char **argv)
                     screened, pre.atomGroup.size(), pre.screen.size(), pre.screen.passes(), pre.hashScreen.size(),
                     double(pre.hashScreen.bytes()) / (1 << 20), pre.xorAtoms.size(), catalog.tablelessGroups());
         const KeyFilter &keys = pre.keyFilter;
-        std::printf("GPU key screen: %zu sequences; exact keys of 1, 2, 3, 4 bytes: %zu, %zu, %zu, %zu (%.1f KiB)\n",
-                    keys.sequences(), keys.keysOfLength(1), keys.keysOfLength(2), keys.keysOfLength(3),
-                    keys.keysOfLength(4), double(keys.words().size()) * 4 / 1024);
+        std::printf("GPU key screen: %zu sequences, the longest %d bytes; exact keys of 1 to 8 bytes:", keys.sequences(),
+                    keys.longest());
+        for (int length = 1; length <= KeyFilter::kMaxKeyLength; ++length)
+            std::printf(" %zu", keys.keysOfLength(length));
+        std::printf(" (%.1f KiB)\n", double(keys.words().size()) * 4 / 1024);
     }
     const bool yaraFile = rulesFiles.size() == 1
         && (rulesFiles.front().endsWith(QLatin1String(".yar")) || rulesFiles.front().endsWith(QLatin1String(".yara")));

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Hitscope's key screen (core/automata/keyfilter.h): marks every 64-byte block of the haystack in which a key of
-// the atom prefilter's sequences starts. Each invocation takes 16 bytes at a time, grid-stride; the tables of
-// one- and two-byte keys and the bitmap of the three- and four-byte keys' hashes are copied to shared memory
-// once per workgroup, and only a set bitmap bit costs a probe of the exact hash table in global memory.
+// Hitscope's key screen (core/automata/keyfilter.h): marks every 64-byte block of the haystack in which a sequence
+// of the atom prefilter may end, from the keys that start in the bytes before, with the length classes of those
+// sequences (how far back the host's screens must look). Each invocation takes 16 bytes at a
+// time, grid-stride (neighbouring lanes read neighbouring bytes); the tables of one- and two-byte keys and the
+// bitmap of the longer keys' hashes are copied to shared memory once per workgroup, and only a set bitmap bit
+// costs a probe of an exact hash table in global memory. The sixteen positions are written out (no loop): an
+// array indexed by a loop variable would live in local memory.
 //
-// Keys words (KeyFilter::words()): [0] flags (1 bytes, 2 pairs, 4 triples, 8 quads), [1] quad slots' offset,
-// [2] their shift, [3] their free-slot value, [4] triple slots' offset, [5] their shift; from word 8 the byte
-// table (8 words), the pair table (2048 words), the bitmap (4096 words); then the slots.
+// Keys words (KeyFilter::words()): [0] flags (1 bytes, 2 pairs, 4 triples, 8 quads and longer), [1] quad slots'
+// offset, [2] their shift, [3] their free-slot value, [4] triple slots' offset, [5] their shift, [6] and [7] the
+// span of ends of the one- and two-byte keys; from word 8 the byte table (8 words), the pair table (2048 words),
+// the bitmap (4096 words); then the slots: triples of 2 words (key, span), quads of 4 (first four bytes, the
+// next four, their mask, span). A span is the first and last end from the key's start (11 bits each) and the
+// sequences' length classes (4 bits).
 //
 // Every invocation that ran its whole loop adds one to the completion counter (word 0 of Blocks), so the host
 // knows that no block was left unscreened (Mesa's software drivers cut long loops; the host keeps each
@@ -25,7 +31,7 @@ layout(std140, binding = 0) uniform Params
 
 layout(std430, binding = 1) readonly buffer Haystack16 { uvec4 hay16[]; };
 layout(std430, binding = 2) readonly buffer Keys { uint keys[]; };
-// [0] invocations completed, then one bit per 64-byte block.
+// [0] invocations completed, then 4 bits per 64-byte block (its length classes; 0: unmarked), 8 blocks a word.
 layout(std430, binding = 3) buffer Blocks { uint blocks[]; };
 
 const uint HEADER = 8u;
@@ -33,25 +39,73 @@ const uint SHARED_WORDS = 8u + 2048u + 4096u;
 const uint PAIRS = 8u;
 const uint BITMAP = 8u + 2048u;
 const uint BITMAP_SHIFT = 15u; // 32 - KeyFilter::kBitmapLog2
+const uint NO_END = 0xffffffffu;
 
 shared uint table[SHARED_WORDS];
+
+uint flags, quadAt, quadShift, quadFree, tripleAt, tripleShift, byteSpan, pairSpan;
 
 bool tableBit(uint at, uint i)
 {
     return ((table[at + (i >> 5u)] >> (i & 31u)) & 1u) != 0u;
 }
 
-bool probe(uint key, uint at, uint shift, uint freeSlot, uint slot)
+// Bytes p .. p + 3 of a word pair a, b where p is q bytes into a.
+uint funnel(uint a, uint b, uint q)
 {
-    uint mask = 0xffffffffu >> shift;
-    for (uint i = slot, n = 0u; n <= mask; i = (i + 1u) & mask, ++n) {
-        uint v = keys[at + i];
-        if (v == key)
-            return true;
-        if (v == freeSlot)
-            return false;
+    return q == 0u ? a : (a >> (8u * q)) | (b << (32u - 8u * q));
+}
+
+void take(uint s, inout uint lo, inout uint hi, inout uint classes)
+{
+    lo = min(lo, s & 0x7ffu);
+    hi = max(hi, (s >> 11u) & 0x7ffu);
+    classes |= s >> 22u;
+}
+
+// The span of ends of the keys starting at p (word: bytes p .. p + 3, next: p + 4 .. p + 7), added to
+// [first, last] in haystack offsets.
+void position(uint p, uint word, uint next, inout uint first, inout uint last, inout uint classes)
+{
+    if (p >= usedBytes)
+        return;
+    uint available = usedBytes - p;
+    uint lo = 0xffffffffu, hi = 0u;
+    if ((flags & 1u) != 0u && tableBit(0u, word & 0xffu))
+        take(byteSpan, lo, hi, classes);
+    if ((flags & 2u) != 0u && available >= 2u && tableBit(PAIRS, word & 0xffffu))
+        take(pairSpan, lo, hi, classes);
+    if ((flags & 4u) != 0u && available >= 3u) {
+        uint t = word & 0xffffffu;
+        if (tableBit(BITMAP, (t * 0xC2B2AE35u) >> BITMAP_SHIFT)) {
+            uint mask = 0xffffffffu >> tripleShift;
+            uint i = (t * 0x27D4EB2Fu) >> tripleShift;
+            for (uint n = 0u; n <= mask; ++n, i = (i + 1u) & mask) {
+                uint v = keys[tripleAt + 2u * i];
+                if (v == 0xffffffffu)
+                    break;
+                if (v == t)
+                    take(keys[tripleAt + 2u * i + 1u], lo, hi, classes);
+            }
+        }
     }
-    return false;
+    if ((flags & 8u) != 0u && available >= 4u && tableBit(BITMAP, (word * 0x9E3779B1u) >> BITMAP_SHIFT)) {
+        uint mask = 0xffffffffu >> quadShift;
+        uint i = (word * 0x85EBCA6Bu) >> quadShift;
+        for (uint n = 0u; n <= mask; ++n, i = (i + 1u) & mask) {
+            uint at = quadAt + 4u * i;
+            uint v = keys[at];
+            if (v == quadFree)
+                break;
+            uint restMask = keys[at + 2u];
+            if (v == word && (next & restMask) == keys[at + 1u] && available >= 4u + uint(bitCount(restMask)) / 8u)
+                take(keys[at + 3u], lo, hi, classes);
+        }
+    }
+    if (hi >= lo && lo != 0xffffffffu) {
+        first = min(first, p + lo);
+        last = max(last, min(p + hi, usedBytes - 1u));
+    }
 }
 
 void main()
@@ -59,9 +113,14 @@ void main()
     for (uint i = gl_LocalInvocationID.x; i < SHARED_WORDS; i += gl_WorkGroupSize.x)
         table[i] = keys[HEADER + i];
     barrier();
-    uint flags = keys[0];
-    uint quadAt = keys[1], quadShift = keys[2], quadFree = keys[3];
-    uint tripleAt = keys[4], tripleShift = keys[5];
+    flags = keys[0];
+    quadAt = keys[1];
+    quadShift = keys[2];
+    quadFree = keys[3];
+    tripleAt = keys[4];
+    tripleShift = keys[5];
+    byteSpan = keys[6];
+    pairSpan = keys[7];
     uint lanes = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     uint lane = gl_GlobalInvocationID.x;
     uint steps = (chunks + lanes - 1u) / lanes;
@@ -72,35 +131,32 @@ void main()
         if (c >= chunks)
             continue;
         uvec4 v = hay16[c];
-        uint w[5] = uint[5](v.x, v.y, v.z, v.w, c + 1u < chunks ? hay16[c + 1u].x : 0u);
-        uint base = c * 16u;
-        bool hit = false;
-        for (uint k = 0u; k < 16u && !hit; ++k) {
-            uint p = base + k;
-            if (p >= usedBytes)
-                break;
-            uint available = usedBytes - p;
-            uint q = k & 3u;
-            uint word = q == 0u ? w[k >> 2u] : (w[k >> 2u] >> (8u * q)) | (w[(k >> 2u) + 1u] << (32u - 8u * q));
-            if ((flags & 1u) != 0u && tableBit(0u, word & 0xffu))
-                hit = true;
-            else if ((flags & 2u) != 0u && available >= 2u && tableBit(PAIRS, word & 0xffffu))
-                hit = true;
-            if (!hit && (flags & 4u) != 0u && available >= 3u) {
-                uint t = word & 0xffffffu;
-                hit = tableBit(BITMAP, (t * 0xC2B2AE35u) >> BITMAP_SHIFT)
-                    && probe(t, tripleAt, tripleShift, 0xffffffffu, (t * 0x27D4EB2Fu) >> tripleShift);
-            }
-            if (!hit && (flags & 8u) != 0u && available >= 4u) {
-                hit = tableBit(BITMAP, (word * 0x9E3779B1u) >> BITMAP_SHIFT)
-                    && probe(word, quadAt, quadShift, quadFree, (word * 0x85EBCA6Bu) >> quadShift);
-            }
-        }
-        if (hit) {
-            uint block = c >> 2u;
-            uint bit = 1u << (block & 31u);
-            if ((blocks[1u + (block >> 5u)] & bit) == 0u)
-                atomicOr(blocks[1u + (block >> 5u)], bit);
+        uvec2 n = c + 1u < chunks ? hay16[c + 1u].xy : uvec2(0u);
+        uint p = c * 16u;
+        uint first = NO_END, last = 0u, classes = 0u;
+        position(p + 0u, v.x, v.y, first, last, classes);
+        position(p + 1u, funnel(v.x, v.y, 1u), funnel(v.y, v.z, 1u), first, last, classes);
+        position(p + 2u, funnel(v.x, v.y, 2u), funnel(v.y, v.z, 2u), first, last, classes);
+        position(p + 3u, funnel(v.x, v.y, 3u), funnel(v.y, v.z, 3u), first, last, classes);
+        position(p + 4u, v.y, v.z, first, last, classes);
+        position(p + 5u, funnel(v.y, v.z, 1u), funnel(v.z, v.w, 1u), first, last, classes);
+        position(p + 6u, funnel(v.y, v.z, 2u), funnel(v.z, v.w, 2u), first, last, classes);
+        position(p + 7u, funnel(v.y, v.z, 3u), funnel(v.z, v.w, 3u), first, last, classes);
+        position(p + 8u, v.z, v.w, first, last, classes);
+        position(p + 9u, funnel(v.z, v.w, 1u), funnel(v.w, n.x, 1u), first, last, classes);
+        position(p + 10u, funnel(v.z, v.w, 2u), funnel(v.w, n.x, 2u), first, last, classes);
+        position(p + 11u, funnel(v.z, v.w, 3u), funnel(v.w, n.x, 3u), first, last, classes);
+        position(p + 12u, v.w, n.x, first, last, classes);
+        position(p + 13u, funnel(v.w, n.x, 1u), funnel(n.x, n.y, 1u), first, last, classes);
+        position(p + 14u, funnel(v.w, n.x, 2u), funnel(n.x, n.y, 2u), first, last, classes);
+        position(p + 15u, funnel(v.w, n.x, 3u), funnel(n.x, n.y, 3u), first, last, classes);
+        if (first == NO_END)
+            continue;
+        // The blocks of every end the keys allow (a run of them where a key's sequences are long).
+        for (uint b = first >> 6u; b <= (last >> 6u); ++b) {
+            uint bits = classes << (4u * (b & 7u));
+            if ((blocks[1u + (b >> 3u)] & bits) != bits)
+                atomicOr(blocks[1u + (b >> 3u)], bits);
         }
     }
     if (done == steps)

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include "automata/bytefrequency.h"
 
@@ -34,38 +35,33 @@ double positionBits(const ByteSet &set, const ByteSet *before)
     return bits;
 }
 
-/// Every exact key of positions [offset, offset + length) of `seq`, little-endian (the first byte lowest).
-void expand(const KeyFilter::Sequence &seq, int offset, int length, std::vector<uint32_t> &out)
-{
-    std::vector<uint32_t> keys { 0 };
-    for (int j = 0; j < length; ++j) {
-        const ByteSet &set = seq[size_t(offset + j)];
-        std::vector<uint32_t> next;
-        next.reserve(keys.size() * set.count());
-        for (uint32_t k : keys)
-            for (size_t b = set._Find_first(); b < 256; b = set._Find_next(b))
-                next.push_back(k | uint32_t(b) << (8 * j));
-        keys = std::move(next);
-    }
-    out.insert(out.end(), keys.begin(), keys.end());
-}
-
-/// An open-addressing table of `keys` (unique) at `at` of `words`, probed linearly from slot(key); `empty` marks a
-/// free slot. Returns the shift of slot().
+/// An open-addressing table of `entries` (each `stride` words, the key first; unique by content) at the end of
+/// `words`, probed linearly from slot(key); `empty` marks a free slot. Returns the shift of slot().
 template<typename Slot>
-int placeSlots(const std::vector<uint32_t> &keys, uint32_t empty, Slot slot, std::vector<uint32_t> &words)
+int placeSlots(const std::vector<std::array<uint32_t, 4>> &entries, size_t stride, uint32_t empty, Slot slot,
+               std::vector<uint32_t> &words)
 {
-    const size_t size = std::bit_ceil(std::max<size_t>(16, keys.size() * 2));
+    const size_t size = std::bit_ceil(std::max<size_t>(16, entries.size() * 2));
     const int shift = 32 - std::countr_zero(size);
     const size_t at = words.size();
-    words.resize(at + size, empty);
-    for (uint32_t k : keys) {
-        size_t i = slot(k, shift);
-        while (words[at + i] != empty)
+    words.resize(at + size * stride, 0);
+    for (size_t i = 0; i < size; ++i)
+        words[at + i * stride] = empty;
+    for (const auto &e : entries) {
+        size_t i = slot(e[0], shift);
+        while (words[at + i * stride] != empty)
             i = (i + 1) & (size - 1);
-        words[at + i] = k;
+        for (size_t k = 0; k < stride; ++k)
+            words[at + i * stride + k] = e[k];
     }
     return shift;
+}
+
+/// A key's ends from its start (11 bits each: sequences are at most AtomPrefilter::kMaxLongSequence long) and its
+/// sequences' length classes.
+uint32_t span(int minEnd, int maxEnd, uint32_t classes)
+{
+    return uint32_t(minEnd) | uint32_t(maxEnd) << 11 | classes << 22;
 }
 
 } // namespace
@@ -75,21 +71,26 @@ void KeyFilter::add(const Sequence &seq)
     const int len = int(seq.size());
     if (len == 0)
         return;
-    std::vector<double> bits(seq.size());
-    for (int i = 0; i < len; ++i)
-        bits[size_t(i)] = positionBits(seq[size_t(i)], i > 0 ? &seq[size_t(i - 1)] : nullptr);
-    // The most bits, a longer key where it tells as much (each look-up of a longer key rules out more). A
-    // position of one byte always gives a key: some key exists for every sequence.
+    // Per position: its bits after the one before (inside a key) and alone (a key's first), summed from the start,
+    // and log2 of its bytes summed likewise: a key's bits and variants in O(1).
+    std::vector<double> firstBits(seq.size()), bitsBefore(seq.size() + 1, 0), logBefore(seq.size() + 1, 0);
+    for (int i = 0; i < len; ++i) {
+        const ByteSet &set = seq[size_t(i)];
+        firstBits[size_t(i)] = positionBits(set, nullptr);
+        const bool repeats = i > 0 && set.count() == 1 && set == seq[size_t(i - 1)];
+        bitsBefore[size_t(i) + 1] = bitsBefore[size_t(i)] + firstBits[size_t(i)] - (repeats ? 4 : 0);
+        logBefore[size_t(i) + 1] = logBefore[size_t(i)] + std::log2(double(set.count()));
+    }
+    // The most bits, a longer key where it tells as much (each position of a key rules out more). A position of
+    // one byte always gives a key: every sequence has one.
     int bestOffset = 0, bestLength = 1;
     double bestScore = -1e9;
-    for (int length = std::min(4, len); length >= 1; --length) {
+    const double maxLog = std::log2(double(kMaxVariants)) + 1e-9;
+    for (int length = std::min(kMaxKeyLength, len); length >= 1; --length) {
         for (int o = 0; o + length <= len; ++o) {
-            double variants = 1, sum = 0;
-            for (int j = 0; j < length; ++j) {
-                variants *= double(seq[size_t(o + j)].count());
-                sum += j == 0 ? positionBits(seq[size_t(o)], nullptr) : bits[size_t(o + j)];
-            }
-            if ((length >= 3 && variants > double(kMaxVariants)) || (length == 2 && variants > 4096))
+            const double logVariants = logBefore[size_t(o + length)] - logBefore[size_t(o)];
+            const double sum = firstBits[size_t(o)] + bitsBefore[size_t(o + length)] - bitsBefore[size_t(o) + 1];
+            if ((length >= 3 && logVariants > maxLog) || (length == 2 && logVariants > 12 + 1e-9))
                 continue;
             const double score = sum + 2 * (length - 2);
             if (score > bestScore) {
@@ -99,89 +100,148 @@ void KeyFilter::add(const Sequence &seq)
             }
         }
     }
-    std::vector<uint32_t> &to = bestLength == 4 ? m_quads : bestLength == 3 ? m_triples : bestLength == 2 ? m_pairs : m_bytes;
-    expand(seq, bestOffset, bestLength, to);
+    // Every exact string of the key's positions, little-endian (the first byte lowest); its sequence ends from
+    // len - offset - 1 bytes after the key's start.
+    std::vector<Key> keys(1);
+    keys[0].length = bestLength;
+    keys[0].minEnd = keys[0].maxEnd = len - bestOffset - 1;
+    keys[0].classes = classOf(len);
+    for (int j = 0; j < bestLength; ++j) {
+        const ByteSet &set = seq[size_t(bestOffset + j)];
+        std::vector<Key> next;
+        next.reserve(keys.size() * set.count());
+        for (const Key &k : keys)
+            for (size_t b = set._Find_first(); b < 256; b = set._Find_next(b)) {
+                Key e = k;
+                (j < 4 ? e.first : e.rest) |= uint32_t(b) << (8 * (j % 4));
+                next.push_back(e);
+            }
+        keys = std::move(next);
+    }
+    m_keys.insert(m_keys.end(), keys.begin(), keys.end());
     m_longest = std::max(m_longest, len);
     ++m_sequences;
 }
 
 void KeyFilter::build()
 {
-    for (std::vector<uint32_t> *v : { &m_bytes, &m_pairs, &m_triples, &m_quads }) {
-        std::sort(v->begin(), v->end());
-        v->erase(std::unique(v->begin(), v->end()), v->end());
+    // One entry per exact key, with the span of ends of all its sequences.
+    std::sort(m_keys.begin(), m_keys.end(), [](const Key &a, const Key &b) {
+        return std::tie(a.length, a.first, a.rest) < std::tie(b.length, b.first, b.rest);
+    });
+    std::vector<Key> keys;
+    for (const Key &k : m_keys) {
+        if (!keys.empty() && keys.back().length == k.length && keys.back().first == k.first && keys.back().rest == k.rest) {
+            keys.back().minEnd = std::min(keys.back().minEnd, k.minEnd);
+            keys.back().maxEnd = std::max(keys.back().maxEnd, k.maxEnd);
+            keys.back().classes |= k.classes;
+        } else {
+            keys.push_back(k);
+        }
     }
-    m_keyCount = { m_bytes.size(), m_pairs.size(), m_triples.size(), m_quads.size() };
+    std::vector<Key>().swap(m_keys);
+    m_keyCount = {};
     m_words.assign(kHeaderWords + kSharedWords, 0);
+    int byteMin = INT32_MAX, byteMax = 0, pairMin = INT32_MAX, pairMax = 0;
+    uint32_t byteClasses = 0, pairClasses = 0;
+    std::vector<std::array<uint32_t, 4>> triples, quads;
+    for (const Key &k : keys) {
+        ++m_keyCount[size_t(k.length - 1)];
+        if (k.length == 1) {
+            m_words[kBytesAt + k.first / 32] |= 1u << (k.first % 32);
+            byteMin = std::min(byteMin, k.minEnd);
+            byteMax = std::max(byteMax, k.maxEnd);
+            byteClasses |= k.classes;
+        } else if (k.length == 2) {
+            m_words[kPairsAt + k.first / 32] |= 1u << (k.first % 32);
+            pairMin = std::min(pairMin, k.minEnd);
+            pairMax = std::max(pairMax, k.maxEnd);
+            pairClasses |= k.classes;
+        } else if (k.length == 3) {
+            const uint32_t bit = tripleBit(k.first);
+            m_words[kBitmapAt + bit / 32] |= 1u << (bit % 32);
+            triples.push_back({ k.first, span(k.minEnd, k.maxEnd, k.classes), 0, 0 });
+        } else {
+            const uint32_t bit = quadBit(k.first);
+            m_words[kBitmapAt + bit / 32] |= 1u << (bit % 32);
+            const uint32_t restMask = k.length == 8 ? 0xffffffffu : (1u << (8 * (k.length - 4))) - 1;
+            quads.push_back({ k.first, k.rest, restMask, span(k.minEnd, k.maxEnd, k.classes) });
+        }
+    }
     uint32_t flags = 0;
-    for (uint32_t b : m_bytes)
-        m_words[kBytesAt + b / 32] |= 1u << (b % 32);
-    for (uint32_t p : m_pairs)
-        m_words[kPairsAt + p / 32] |= 1u << (p % 32);
-    for (uint32_t t : m_triples) {
-        const uint32_t bit = tripleBit(t);
-        m_words[kBitmapAt + bit / 32] |= 1u << (bit % 32);
-    }
-    for (uint32_t q : m_quads) {
-        const uint32_t bit = quadBit(q);
-        m_words[kBitmapAt + bit / 32] |= 1u << (bit % 32);
-    }
-    flags |= m_bytes.empty() ? 0 : kHasBytes;
-    flags |= m_pairs.empty() ? 0 : kHasPairs;
-    flags |= m_triples.empty() ? 0 : kHasTriples;
-    flags |= m_quads.empty() ? 0 : kHasQuads;
+    flags |= byteMin <= byteMax ? kHasBytes : 0;
+    flags |= pairMin <= pairMax ? kHasPairs : 0;
+    flags |= triples.empty() ? 0 : kHasTriples;
+    flags |= quads.empty() ? 0 : kHasQuads;
     m_words[0] = flags;
-    if (!m_quads.empty()) {
-        // A free slot holds a value that is no key (the keys are sorted: the first gap from the top).
+    m_words[6] = byteMin <= byteMax ? span(byteMin, byteMax, byteClasses) : 0;
+    m_words[7] = pairMin <= pairMax ? span(pairMin, pairMax, pairClasses) : 0;
+    if (!quads.empty()) {
+        // A free slot's first word is a value that no key starts with.
+        std::vector<uint32_t> firsts;
+        for (const auto &q : quads)
+            firsts.push_back(q[0]);
+        std::sort(firsts.begin(), firsts.end());
         uint32_t empty = 0xffffffffu;
-        for (auto it = m_quads.rbegin(); it != m_quads.rend() && *it == empty; ++it)
+        while (std::binary_search(firsts.begin(), firsts.end(), empty))
             --empty;
         m_words[1] = uint32_t(m_words.size());
         m_words[3] = empty;
-        m_words[2] = uint32_t(placeSlots(m_quads, empty, quadSlot, m_words));
+        m_words[2] = uint32_t(placeSlots(quads, 4, empty, quadSlot, m_words));
     }
-    if (!m_triples.empty()) {
+    if (!triples.empty()) {
         m_words[4] = uint32_t(m_words.size());
-        m_words[5] = uint32_t(placeSlots(m_triples, 0xffffffffu, tripleSlot, m_words));
+        m_words[5] = uint32_t(placeSlots(triples, 2, 0xffffffffu, tripleSlot, m_words));
     }
-    std::vector<uint32_t>().swap(m_bytes);
-    std::vector<uint32_t>().swap(m_pairs);
-    std::vector<uint32_t>().swap(m_triples);
-    std::vector<uint32_t>().swap(m_quads);
 }
 
-bool KeyFilter::keyAt(const uint8_t *data, int64_t available) const
+bool KeyFilter::keyAt(const uint8_t *data, int64_t available, int *first, int *last, uint32_t *classes) const
 {
     if (m_words.empty() || available <= 0)
         return false;
     const uint32_t flags = m_words[0];
-    uint32_t word = 0;
-    std::memcpy(&word, data, size_t(std::min<int64_t>(4, available)));
+    uint8_t bytes[8] = {};
+    std::memcpy(bytes, data, size_t(std::min<int64_t>(8, available)));
+    uint32_t word = 0, next = 0;
+    std::memcpy(&word, bytes, 4);
+    std::memcpy(&next, bytes + 4, 4);
+    int lo = INT32_MAX, hi = -1;
+    uint32_t cls = 0;
+    auto take = [&](uint32_t s) {
+        lo = std::min(lo, int(s & 0x7ffu));
+        hi = std::max(hi, int((s >> 11) & 0x7ffu));
+        cls |= s >> 22;
+    };
     auto bit = [&](size_t at, uint32_t i) { return (m_words[at + i / 32] >> (i % 32)) & 1u; };
     if ((flags & kHasBytes) && bit(kBytesAt, word & 0xffu))
-        return true;
+        take(m_words[6]);
     if ((flags & kHasPairs) && available >= 2 && bit(kPairsAt, word & 0xffffu))
-        return true;
-    auto probe = [&](uint32_t key, uint32_t at, uint32_t shift, uint32_t empty, uint32_t slot) {
-        const uint32_t mask = (0xffffffffu >> shift);
-        for (uint32_t i = slot;; i = (i + 1) & mask) {
-            const uint32_t v = m_words[at + i];
-            if (v == key)
-                return true;
-            if (v == empty)
-                return false;
+        take(m_words[7]);
+    if ((flags & kHasTriples) && available >= 3 && bit(kBitmapAt, tripleBit(word & 0xffffffu))) {
+        const uint32_t t = word & 0xffffffu, at = m_words[4], shift = m_words[5], mask = 0xffffffffu >> shift;
+        for (uint32_t i = tripleSlot(t, int(shift));; i = (i + 1) & mask) {
+            if (m_words[at + 2 * i] == 0xffffffffu)
+                break;
+            if (m_words[at + 2 * i] == t)
+                take(m_words[at + 2 * i + 1]);
         }
-    };
-    if ((flags & kHasTriples) && available >= 3) {
-        const uint32_t t = word & 0xffffffu;
-        if (bit(kBitmapAt, tripleBit(t)) && probe(t, m_words[4], m_words[5], 0xffffffffu, tripleSlot(t, int(m_words[5]))))
-            return true;
     }
-    if ((flags & kHasQuads) && available >= 4) {
-        if (bit(kBitmapAt, quadBit(word)) && probe(word, m_words[1], m_words[2], m_words[3], quadSlot(word, int(m_words[2]))))
-            return true;
+    if ((flags & kHasQuads) && available >= 4 && bit(kBitmapAt, quadBit(word))) {
+        const uint32_t at = m_words[1], shift = m_words[2], empty = m_words[3], mask = 0xffffffffu >> shift;
+        for (uint32_t i = quadSlot(word, int(shift));; i = (i + 1) & mask) {
+            const uint32_t *e = &m_words[at + 4 * i];
+            if (e[0] == empty)
+                break;
+            if (e[0] == word && (next & e[2]) == e[1] && available >= 4 + std::popcount(e[2]) / 8)
+                take(e[3]);
+        }
     }
-    return false;
+    if (hi < 0)
+        return false;
+    *first = lo;
+    *last = hi;
+    *classes = cls;
+    return true;
 }
 
 } // namespace Hitscope

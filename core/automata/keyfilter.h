@@ -10,15 +10,15 @@
 namespace Hitscope {
 
 /**
- * The GPU's half of the atom prefilter: which 64-byte blocks of a batch may hold a sequence of the screens
- * (every entry AtomPrefilter::addEntry takes: the screened patterns' sequences and the atoms of the windowed
- * ones). Each sequence gets one key, one to four neighbouring positions where its bytes are rarest (a nocase
- * letter or a nibble gives several exact keys). The kernel (shaders/keyscreen.comp) looks up every byte position
- * of the batch: one-byte and two-byte keys in exact bit tables, three- and four-byte keys in a bitmap of their
- * hashes and, where its bit is set, in an exact hash table; a block where a key starts is marked. A match holds
- * its sequence's key, so the host's exact screens need look only at the ends the marked blocks allow (a key's
- * start plus the longest sequence): thousands of sequences cost one pass on the GPU, and the host's work is
- * in proportion to where keys occur, not to the batch.
+ * The GPU's half of the atom prefilter: in which 64-byte blocks of a batch a sequence of the screens (every entry
+ * AtomPrefilter::addEntry takes: the screened patterns' sequences and the atoms of the windowed ones) may end.
+ * Each sequence gets one key, up to eight neighbouring positions where its bytes are rarest (a nocase letter or
+ * a nibble gives several exact keys), and with it the span of ends its sequences can have from where the key
+ * starts. The kernel (shaders/keyscreen.comp) looks up every byte position of the batch: one- and two-byte keys
+ * in exact bit tables, longer ones in a bitmap of the hash of their first three or four bytes and, where its bit
+ * is set, in an exact hash table; it marks the blocks of the ends the keys found allow. A match holds its
+ * sequence's key, so the host's exact screens look only at ends in marked blocks: thousands of sequences cost
+ * one pass on the GPU, and the host's work follows where keys occur, not the size of the batch.
  *
  * The words are the kernel's tables, in one buffer; keyscreen.comp documents the layout.
  */
@@ -27,36 +27,61 @@ class KeyFilter
 public:
     using Sequence = SequenceScreen::Sequence;
     static constexpr int kBlockShift = 6;
-    /// The hash bitmap of three- and four-byte keys: 2^17 bits, in shared memory with the one- and two-byte
-    /// tables (24 KiB of the 32 KiB lavapipe offers).
+    /// The hash bitmap of the longer keys: 2^17 bits, in shared memory with the one- and two-byte tables (24 KiB
+    /// of the 32 KiB lavapipe offers).
     static constexpr int kBitmapLog2 = 17;
     static constexpr int kHeaderWords = 8;
     static constexpr int kSharedWords = 8 + 2048 + (1 << kBitmapLog2) / 32;
-    /// At most this many exact keys of three or four positions per sequence (else a shorter key).
+    static constexpr int kMaxKeyLength = 8;
+    /// At most this many exact keys of three or more positions per sequence (else a shorter key).
     static constexpr size_t kMaxVariants = 64;
 
     void add(const Sequence &sequence);
     void build();
     bool empty() const { return m_sequences == 0; }
     size_t sequences() const { return m_sequences; }
-    /// Exact keys of each length (one to four positions).
-    size_t keysOfLength(int length) const { return length >= 1 && length <= 4 ? m_keyCount[size_t(length - 1)] : 0; }
+    /// Exact keys of each length (one to kMaxKeyLength positions).
+    size_t keysOfLength(int length) const
+    {
+        return length >= 1 && length <= kMaxKeyLength ? m_keyCount[size_t(length - 1)] : 0;
+    }
     const std::vector<uint32_t> &words() const { return m_words; }
-    /// The longest sequence: a key starting at s marks ends in [s, s + longest - 1].
+    /// The longest sequence.
     int longest() const { return m_longest; }
-    /// What the kernel decides at data[0], with `available` bytes readable there (tests compare the two).
-    bool keyAt(const uint8_t *data, int64_t available) const;
+    /// Sequences by length, for how far before an end the host's screens must look: class c holds lengths up to
+    /// lengthOfClass(c). The kernel marks each block with the classes of the sequences that may end there.
+    static constexpr int kClasses = 4;
+    static int lengthOfClass(int c) { return 32 << (2 * c); }
+    static uint32_t classOf(int length)
+    {
+        int c = 0;
+        while (c + 1 < kClasses && length > lengthOfClass(c))
+            ++c;
+        return 1u << c;
+    }
+    /// What the kernel finds at data[0], with `available` bytes readable there: whether some key starts there,
+    /// the span [*first, *last] (from data[0]) of the ends its sequences can have, and their classes (the tests
+    /// compare).
+    bool keyAt(const uint8_t *data, int64_t available, int *first, int *last, uint32_t *classes) const;
 
-    static uint32_t quadBit(uint32_t key) { return (key * 0x9E3779B1u) >> (32 - kBitmapLog2); }
     static uint32_t tripleBit(uint32_t key) { return (key * 0xC2B2AE35u) >> (32 - kBitmapLog2); }
-    static uint32_t quadSlot(uint32_t key, int shift) { return (key * 0x85EBCA6Bu) >> shift; }
+    static uint32_t quadBit(uint32_t key) { return (key * 0x9E3779B1u) >> (32 - kBitmapLog2); }
     static uint32_t tripleSlot(uint32_t key, int shift) { return (key * 0x27D4EB2Fu) >> shift; }
+    static uint32_t quadSlot(uint32_t key, int shift) { return (key * 0x85EBCA6Bu) >> shift; }
 
 private:
-    std::vector<uint32_t> m_quads, m_triples, m_pairs, m_bytes; // exact keys before build()
+    /// An exact key: its bytes (little-endian, first four and the rest), its length, and the span of ends.
+    struct Key
+    {
+        uint32_t first = 0, rest = 0;
+        int length = 0;
+        int minEnd = 0, maxEnd = 0;
+        uint32_t classes = 0;
+    };
+    std::vector<Key> m_keys; // before build()
     std::vector<uint32_t> m_words;
     size_t m_sequences = 0;
-    std::array<size_t, 4> m_keyCount {};
+    std::array<size_t, kMaxKeyLength> m_keyCount {};
     int m_longest = 0;
 };
 

@@ -394,40 +394,39 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
     if (!keyBlocks) {
         screenEnds(begin, markBegin, seg.ownEnd);
     } else {
-        // Only the ends that a key found by the GPU allows: a key starting in block b (haystack offsets) belongs
-        // to sequences that end in [64 b, 64 (b + 1) + reach). Ranges closer than kMergeGap are screened as one.
-        constexpr int64_t kMergeGap = 256;
-        const int64_t reach = pre.keyFilter.longest() - 1;
+        // Only the ends in the blocks the GPU marked (where the keys it found allow a sequence to end), looking
+        // back as far as the longest of those sequences; neighbouring blocks are screened as one range.
         auto hayOf = [&](int64_t offset) { return bf.dataOffset + (offset - bf.holdBegin); };
         auto fileOf = [&](int64_t h) { return bf.holdBegin + (h - bf.dataOffset); };
-        const int64_t firstBlock = hayOf(std::max(bf.holdBegin, markBegin - reach)) >> KeyFilter::kBlockShift;
+        const int64_t firstBlock = hayOf(markBegin) >> KeyFilter::kBlockShift;
         const int64_t lastBlock = std::min(keyBlocks->blocks - 1, (hayOf(seg.ownEnd) - 1) >> KeyFilter::kBlockShift);
-        int64_t openFrom = -1, openTo = -1;
+        int64_t openFrom = -1, openTo = -1, openBack = 0;
         auto flush = [&] {
             if (openFrom >= 0)
-                screenEnds(std::max(begin, openFrom - reach), openFrom, openTo);
+                screenEnds(std::max(begin, openFrom - openBack), openFrom, openTo);
         };
-        for (int64_t b = firstBlock; b <= lastBlock;) {
-            const uint32_t w = keyBlocks->bits[size_t(b) / 32] >> (b % 32);
-            if (w == 0) {
-                b = (b / 32 + 1) * 32;
+        for (int64_t b = firstBlock; b <= lastBlock; ++b) {
+            if ((b & 7) == 0 && keyBlocks->classes[size_t(b) / 8] == 0) {
+                b += 7;
                 continue;
             }
-            b += std::countr_zero(w);
-            if (b > lastBlock)
-                break;
+            const uint32_t classes = keyBlocks->at(b);
+            if (classes == 0)
+                continue;
             const int64_t from = std::max(markBegin, fileOf(b << KeyFilter::kBlockShift));
-            const int64_t to = std::min(seg.ownEnd, fileOf((b + 1) << KeyFilter::kBlockShift) + reach);
-            ++b;
+            const int64_t to = std::min(seg.ownEnd, fileOf((b + 1) << KeyFilter::kBlockShift));
             if (from >= to)
                 continue;
-            if (openFrom >= 0 && from <= openTo + kMergeGap) {
+            const int64_t back = KeyFilter::lengthOfClass(std::bit_width(classes) - 1) - 1;
+            if (openFrom >= 0 && from <= openTo + 64) {
                 openTo = std::max(openTo, to);
+                openBack = std::max(openBack, back - (from - openFrom));
                 continue;
             }
             flush();
             openFrom = from;
             openTo = to;
+            openBack = back;
         }
         flush();
     }

@@ -39,12 +39,14 @@ public:
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
 
-    /// Where the GPU found the keys of the prefilter's screens (AtomPrefilter::keyFilter): a bit per 64-byte
-    /// block of the batch's haystack.
+    /// Where the GPU found that the prefilter's sequences may end (AtomPrefilter::keyFilter): per 64-byte block of
+    /// the batch's haystack, four bits, the length classes of those sequences (KeyFilter::classOf), eight
+    /// blocks a word.
     struct KeyBlocks
     {
-        const uint32_t *bits = nullptr;
+        const uint32_t *classes = nullptr;
         int64_t blocks = 0;
+        uint32_t at(int64_t block) const { return (classes[size_t(block) / 8] >> (4 * (block % 8))) & 15u; }
     };
     /// The GPU engine's host half, for a catalog of tableless groups (CompileOptions::cpuOnly): the prefilter's
     /// screens over the ends that `blocks` allow and the windows around the atoms they find. No group gets a

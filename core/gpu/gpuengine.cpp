@@ -1188,7 +1188,7 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
     // The key kernel: 16 bytes a step, about 32 steps per invocation (Mesa's software drivers cut loops of 65,535
     // iterations, and the shared tables are copied once per workgroup).
     const int64_t keyChunks = (batch.used + 15) / 16;
-    const int64_t keyBlockWords = 1 + (keyChunks / 4 + 31) / 32;
+    const int64_t keyBlockWords = 1 + ((batch.used + 63) / 64 + 7) / 8;
     const int keyGroups = int(std::clamp<int64_t>((keyChunks + 32 * 256 - 1) / (32 * 256), 1, maxGroups));
     if (keys && !ensureKeyPass(*keys, updates, keyBlockWords, error)) {
         updates->release();
@@ -1420,8 +1420,8 @@ bool GpuEngine::scanScreened(const FileBatch &batch, const PatternCatalog &catal
     }
     const auto h0 = Clock::now();
     if (!keys)
-        m_keyBlockWords.assign(size_t(1 + ((batch.used + 63) / 64 + 31) / 32), 0);
-    CpuEngine::KeyBlocks blocks { m_keyBlockWords.data() + 1, int64_t(m_keyBlockWords.size() - 1) * 32 };
+        m_keyBlockWords.assign(size_t(1 + ((batch.used + 63) / 64 + 7) / 8), 0);
+    CpuEngine::KeyBlocks blocks { m_keyBlockWords.data() + 1, int64_t(m_keyBlockWords.size() - 1) * 8 };
     BatchResult host;
     if (!m_host.scanScreens(batch, catalog, params, blocks, host)) {
         *error = QStringLiteral("the host's screens failed");
@@ -1434,7 +1434,8 @@ bool GpuEngine::scanScreened(const FileBatch &batch, const PatternCatalog &catal
     t.hostScreenMs = msSince(h0);
     t.keyBlocks = 0;
     for (size_t w = 1; w < m_keyBlockWords.size(); ++w)
-        t.keyBlocks += std::popcount(m_keyBlockWords[w]);
+        for (uint32_t v = m_keyBlockWords[w]; v != 0; v >>= 4)
+            t.keyBlocks += (v & 15u) != 0 ? 1 : 0;
     return true;
 }
 

@@ -381,7 +381,10 @@ private Q_SLOTS:
         QVERIFY(tableless.tablelessGroups() > 0);
         QVERIFY(tableless.prefilter && !tableless.prefilter->keyFilter.empty());
         const KeyFilter &keys = tableless.prefilter->keyFilter;
-        QVERIFY2(keys.keysOfLength(4) > 1000, qPrintable(QString::number(keys.keysOfLength(4))));
+        size_t longKeys = 0;
+        for (int length = 4; length <= KeyFilter::kMaxKeyLength; ++length)
+            longKeys += keys.keysOfLength(length);
+        QVERIFY2(longKeys > 1000, qPrintable(QString::number(longKeys)));
         QVERIFY(keys.keysOfLength(3) + keys.keysOfLength(2) + keys.keysOfLength(1) > 0);
         const LaunchParams p = rowParams();
         const ScanOutcome gpu = scanWith(*m_gpu, m_rules, tableless, m_case.dir, p);
@@ -429,8 +432,9 @@ private Q_SLOTS:
         QVERIFY(endsPerFileAndPattern(got) == endsPerFileAndPattern(m_cpuUncounted));
     }
 
-    /// The kernel marks exactly the blocks where KeyFilter::keyAt finds a key start: one file in one batch, so
-    /// that the haystack is the file.
+    /// The kernel marks exactly the blocks that KeyFilter::keyAt allows ends in, as it does: per 16 bytes, every
+    /// block from the first end to the last that a key starting there allows. One file in one batch, so that the
+    /// haystack is the file; its size leaves a last block of 20 bytes, which holds a key.
     void keyKernelMarksTheBlocksTheHostFilterFinds()
     {
         QRandomGenerator rng(4711);
@@ -438,7 +442,7 @@ private Q_SLOTS:
         QList<QByteArray> words;
         for (int i = 0; i < 400; ++i) {
             QByteArray w;
-            const int len = 1 + int(rng.bounded(9)); // keys of one to four bytes
+            const int len = 1 + int(rng.bounded(14)); // keys of one to eight bytes
             for (int k = 0; k < len; ++k)
                 w += char('a' + rng.bounded(26));
             words << w;
@@ -454,28 +458,43 @@ private Q_SLOTS:
         const PatternCatalog catalog = PatternCatalog::compile(rules, options);
         QVERIFY(catalog.prefilter);
         const KeyFilter &keys = catalog.prefilter->keyFilter;
-        QVERIFY(keys.keysOfLength(1) > 0 && keys.keysOfLength(2) > 0 && keys.keysOfLength(3) > 0
-                && keys.keysOfLength(4) > 0);
-        // Mostly bytes no key starts with, words planted here and there, some at the very end.
-        QByteArray data(200000, '\0');
+        for (int length : { 1, 2, 3, 4, 6, 8 })
+            QVERIFY2(keys.keysOfLength(length) > 0, qPrintable(QString::number(length)));
+        // Mostly bytes no key starts with, words planted here and there, one at the very end.
+        QByteArray data(2048 * 97 + 20, '\0');
         for (char &c : data)
             c = char(0x80 + rng.bounded(0x80));
         for (int k = 0; k < 300; ++k) {
             const QByteArray &w = words[int(rng.bounded(quint32(words.size())))];
             data.replace(qsizetype(rng.bounded(quint32(data.size() - w.size()))), w.size(), w);
         }
+        data.replace(data.size() - 3, 3, "kqz");
         data.replace(data.size() - words[0].size(), words[0].size(), words[0]);
         const QString dir = tmp.filePath(QStringLiteral("one"));
         QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f.bin"), data));
-        int64_t expected = 0;
+        std::vector<uint32_t> marked(size_t((data.size() + 63) / 64), 0);
         const auto *bytes = reinterpret_cast<const uint8_t *>(data.constData());
-        for (qsizetype b = 0; b * 64 < data.size(); ++b) {
-            bool any = false;
-            for (qsizetype p = b * 64; p < std::min(data.size(), b * 64 + 64) && !any; ++p)
-                any = keys.keyAt(bytes + p, data.size() - p);
-            expected += any ? 1 : 0;
+        uint32_t allClasses = 0;
+        for (qsizetype c = 0; c * 16 < data.size(); ++c) {
+            int64_t first = INT64_MAX, last = -1;
+            uint32_t classes = 0;
+            for (qsizetype p = c * 16; p < std::min(data.size(), c * 16 + 16); ++p) {
+                int lo = 0, hi = 0;
+                uint32_t cls = 0;
+                if (keys.keyAt(bytes + p, data.size() - p, &lo, &hi, &cls)) {
+                    first = std::min<int64_t>(first, p + lo);
+                    last = std::max<int64_t>(last, std::min<int64_t>(p + hi, data.size() - 1));
+                    classes |= cls;
+                }
+            }
+            for (int64_t b = first / 64; last >= 0 && b <= last / 64; ++b)
+                marked[size_t(b)] |= classes;
+            allClasses |= classes;
         }
-        QVERIFY(expected > 100 && expected < data.size() / 64);
+        const int64_t expected = std::count_if(marked.begin(), marked.end(), [](uint32_t m) { return m != 0; });
+        QVERIFY(marked.back() != 0);
+        QCOMPARE(allClasses, 1u); // words of 14 letters at most: the first class
+        QVERIFY2(expected > 100 && expected < int64_t(marked.size()) / 2, qPrintable(QString::number(expected)));
         LaunchParams p = m_base;
         p.batchBytes = 1 << 20;
         p.timeoutMs = 0;
@@ -485,6 +504,56 @@ private Q_SLOTS:
         CpuEngine cpu;
         const ScanOutcome host = scanWith(cpu, rules, catalog, dir, p);
         QVERIFY(host.hits.size() > 300);
+        QCOMPARE(gpu.hits.size(), host.hits.size());
+        QVERIFY(gpu.hits == host.hits);
+    }
+
+    /// Literals of every length class (up to 900 bytes): the host's screens look back as far as the longest
+    /// sequence that may end in a marked block, across segment and batch edges.
+    void longSequencesOnTheKeyScreen()
+    {
+        QRandomGenerator rng(2024);
+        QList<QByteArray> lits;
+        for (int len : { 5, 20, 31, 40, 100, 127, 200, 400, 600, 900 }) {
+            for (int k = 0; k < 3; ++k) {
+                QByteArray w;
+                for (int i = 0; i < len; ++i)
+                    w += char('a' + rng.bounded(26));
+                lits << w;
+            }
+        }
+        QTemporaryDir tmp;
+        const QString list = tmp.filePath(QStringLiteral("long.txt"));
+        QVERIFY(TestUtil::writeFile(list, lits.join('\n') + '\n'));
+        const RuleSet rules = RuleLoader::loadFiles({ list });
+        QVERIFY(rules.rejections.empty());
+        CompileOptions options;
+        options.cpuOnly = true;
+        const PatternCatalog catalog = PatternCatalog::compile(rules, options);
+        QVERIFY(catalog.prefilter && catalog.tablelessGroups() > 0);
+        QCOMPARE(catalog.prefilter->keyFilter.longest(), 900);
+        const QString dir = tmp.filePath(QStringLiteral("files"));
+        for (int f = 0; f < 6; ++f) {
+            QByteArray data(f == 0 ? 300000 : 5000 + 7000 * f, '\0');
+            for (char &c : data)
+                c = char(rng.bounded(256));
+            for (int k = 0; k < (f == 0 ? 60 : 8); ++k) {
+                const QByteArray &w = lits[int(rng.bounded(quint32(lits.size())))];
+                data.replace(qsizetype(rng.bounded(quint32(data.size() - w.size()))), w.size(), w);
+            }
+            data.replace(data.size() - lits.back().size(), lits.back().size(), lits.back());
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
+        }
+        LaunchParams p = m_base;
+        p.batchBytes = 64 << 10;
+        p.segmentBytes = 3000;
+        p.timeoutMs = 0;
+        CpuEngine cpu;
+        const ScanOutcome host = scanWith(cpu, rules, catalog, dir, p);
+        const ScanOutcome gpu = scanWith(*m_gpu, rules, catalog, dir, p);
+        QVERIFY(host.hits.size() >= 90);
+        QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
+        QCOMPARE(gpu.hits.size(), host.hits.size());
         QVERIFY(gpu.hits == host.hits);
     }
 
