@@ -54,6 +54,16 @@ for set in elastic mixed_nomod; do
     cmp -s /tmp/a /tmp/b && say "$set: GPU and CPU the same $(wc -l < /tmp/a) lines" || say "$set: GPU and CPU DIFFERENT"
     cmp -s /tmp/a /tmp/c && say "$set: GPU and yara the same" || say "$set: GPU and yara differ: $(diff /tmp/a /tmp/c | grep -c '^[<>]') lines"
 done
+for set in elastic mixed_nomod; do # where the host's screens ran, from the CLI's per-batch telemetry
+    hitscope-cli scan --engine gpu -w --telemetry "/tmp/tel_$set.json" -r "$bin/$set.yar" /tmp/c4 > /dev/null 2>&1
+    python3 -c "
+import json
+b = [json.loads(l) for l in open('/tmp/tel_$set.json') if '\"batch\"' in l]
+hay = sum(x['haystack_bytes'] for x in b)
+print('$set telemetry: %d batches, %.2f%% of 64-byte blocks marked, host screens %.0f ms, GPU %.0f ms, engine %.0f ms' % (
+    len(b), 100 * 64 * sum(x['key_blocks'] for x in b) / hay, sum(x['host_screen_ms'] for x in b),
+    sum(x['gpu_ms'] for x in b), sum(x['engine_ms'] for x in b)))" | tee -a "$log"
+done
 for run in 1 2; do
     measure "gpu_elastic_$run" hitscope-cli scan --engine gpu -w -r "$bin/elastic.yar" /tmp/c4
     measure "yara_elastic_$run" yara -p 16 -w -r "$bin/elastic.yar" /tmp/c4
