@@ -10,7 +10,7 @@
 // Keys words (KeyFilter::words()): [0] flags (1 bytes, 2 pairs, 4 triples, 8 quads and longer), [1] quad slots'
 // offset, [2] their shift, [3] their free-slot value, [4] triple slots' offset, [5] their shift, [6] and [7] the
 // span of ends of the one- and two-byte keys; from word 8 the byte table (8 words), the pair table (2048 words),
-// the bitmap (4096 words); then the slots: triples of 2 words (key, span), quads of 4 (first four bytes, the
+// the bitmap (4096 words, two bits per key); then the slots: triples of 2 words (key, span), quads of 4 (first four bytes, the
 // next four, their mask, span). A span is the first and last end from the key's start (11 bits each) and the
 // sequences' length classes (4 bits).
 //
@@ -63,9 +63,17 @@ void take(uint s, inout uint lo, inout uint hi, inout uint classes)
     classes |= s >> 22u;
 }
 
-// The span of ends of the keys starting at p (word: bytes p .. p + 3, next: p + 4 .. p + 7), added to
-// [first, last] in haystack offsets.
-void position(uint p, uint word, uint next, inout uint first, inout uint last, inout uint classes)
+// Word j of a chunk and the two after it (selects, not an array: an array indexed at run time lives in local memory).
+uint wordOf(uvec4 v, uvec2 n, uint j)
+{
+    return j == 0u ? v.x : j == 1u ? v.y : j == 2u ? v.z : j == 3u ? v.w : j == 4u ? n.x : n.y;
+}
+
+// The tables in shared memory at position p (word: bytes p .. p + 3): the spans of one- and two-byte keys are taken
+// at once; a position whose three- or four-byte hash has both its bits set becomes a candidate (bit k of
+// `triples` or `quads`), probed after all sixteen, so that a warp's lanes wait for global memory together.
+void position(uint k, uint p, uint word, inout uint first, inout uint last, inout uint classes,
+              inout uint triples, inout uint quads)
 {
     if (p >= usedBytes)
         return;
@@ -75,21 +83,38 @@ void position(uint p, uint word, uint next, inout uint first, inout uint last, i
         take(byteSpan, lo, hi, classes);
     if ((flags & 2u) != 0u && available >= 2u && tableBit(PAIRS, word & 0xffffu))
         take(pairSpan, lo, hi, classes);
-    if ((flags & 4u) != 0u && available >= 3u) {
+    if (hi >= lo && lo != 0xffffffffu) {
+        first = min(first, p + lo);
+        last = max(last, min(p + hi, usedBytes - 1u));
+    }
+    uint t = word & 0xffffffu;
+    if ((flags & 4u) != 0u && available >= 3u && tableBit(BITMAP, (t * 0xC2B2AE35u) >> BITMAP_SHIFT)
+        && tableBit(BITMAP, (t * 0x165667B1u) >> BITMAP_SHIFT))
+        triples |= 1u << k;
+    if ((flags & 8u) != 0u && available >= 4u && tableBit(BITMAP, (word * 0x9E3779B1u) >> BITMAP_SHIFT)
+        && tableBit(BITMAP, (word * 0x2545F491u) >> BITMAP_SHIFT))
+        quads |= 1u << k;
+}
+
+// The exact tables for a candidate at p.
+void probe(uint p, uint word, uint next, bool triple, bool quad, inout uint first, inout uint last,
+           inout uint classes)
+{
+    uint available = usedBytes - p;
+    uint lo = 0xffffffffu, hi = 0u;
+    if (triple) {
         uint t = word & 0xffffffu;
-        if (tableBit(BITMAP, (t * 0xC2B2AE35u) >> BITMAP_SHIFT)) {
-            uint mask = 0xffffffffu >> tripleShift;
-            uint i = (t * 0x27D4EB2Fu) >> tripleShift;
-            for (uint n = 0u; n <= mask; ++n, i = (i + 1u) & mask) {
-                uint v = keys[tripleAt + 2u * i];
-                if (v == 0xffffffffu)
-                    break;
-                if (v == t)
-                    take(keys[tripleAt + 2u * i + 1u], lo, hi, classes);
-            }
+        uint mask = 0xffffffffu >> tripleShift;
+        uint i = (t * 0x27D4EB2Fu) >> tripleShift;
+        for (uint n = 0u; n <= mask; ++n, i = (i + 1u) & mask) {
+            uint v = keys[tripleAt + 2u * i];
+            if (v == 0xffffffffu)
+                break;
+            if (v == t)
+                take(keys[tripleAt + 2u * i + 1u], lo, hi, classes);
         }
     }
-    if ((flags & 8u) != 0u && available >= 4u && tableBit(BITMAP, (word * 0x9E3779B1u) >> BITMAP_SHIFT)) {
+    if (quad) {
         uint mask = 0xffffffffu >> quadShift;
         uint i = (word * 0x85EBCA6Bu) >> quadShift;
         for (uint n = 0u; n <= mask; ++n, i = (i + 1u) & mask) {
@@ -133,23 +158,30 @@ void main()
         uvec4 v = hay16[c];
         uvec2 n = c + 1u < chunks ? hay16[c + 1u].xy : uvec2(0u);
         uint p = c * 16u;
-        uint first = NO_END, last = 0u, classes = 0u;
-        position(p + 0u, v.x, v.y, first, last, classes);
-        position(p + 1u, funnel(v.x, v.y, 1u), funnel(v.y, v.z, 1u), first, last, classes);
-        position(p + 2u, funnel(v.x, v.y, 2u), funnel(v.y, v.z, 2u), first, last, classes);
-        position(p + 3u, funnel(v.x, v.y, 3u), funnel(v.y, v.z, 3u), first, last, classes);
-        position(p + 4u, v.y, v.z, first, last, classes);
-        position(p + 5u, funnel(v.y, v.z, 1u), funnel(v.z, v.w, 1u), first, last, classes);
-        position(p + 6u, funnel(v.y, v.z, 2u), funnel(v.z, v.w, 2u), first, last, classes);
-        position(p + 7u, funnel(v.y, v.z, 3u), funnel(v.z, v.w, 3u), first, last, classes);
-        position(p + 8u, v.z, v.w, first, last, classes);
-        position(p + 9u, funnel(v.z, v.w, 1u), funnel(v.w, n.x, 1u), first, last, classes);
-        position(p + 10u, funnel(v.z, v.w, 2u), funnel(v.w, n.x, 2u), first, last, classes);
-        position(p + 11u, funnel(v.z, v.w, 3u), funnel(v.w, n.x, 3u), first, last, classes);
-        position(p + 12u, v.w, n.x, first, last, classes);
-        position(p + 13u, funnel(v.w, n.x, 1u), funnel(n.x, n.y, 1u), first, last, classes);
-        position(p + 14u, funnel(v.w, n.x, 2u), funnel(n.x, n.y, 2u), first, last, classes);
-        position(p + 15u, funnel(v.w, n.x, 3u), funnel(n.x, n.y, 3u), first, last, classes);
+        uint first = NO_END, last = 0u, classes = 0u, triples = 0u, quads = 0u;
+        position(0u, p + 0u, v.x, first, last, classes, triples, quads);
+        position(1u, p + 1u, funnel(v.x, v.y, 1u), first, last, classes, triples, quads);
+        position(2u, p + 2u, funnel(v.x, v.y, 2u), first, last, classes, triples, quads);
+        position(3u, p + 3u, funnel(v.x, v.y, 3u), first, last, classes, triples, quads);
+        position(4u, p + 4u, v.y, first, last, classes, triples, quads);
+        position(5u, p + 5u, funnel(v.y, v.z, 1u), first, last, classes, triples, quads);
+        position(6u, p + 6u, funnel(v.y, v.z, 2u), first, last, classes, triples, quads);
+        position(7u, p + 7u, funnel(v.y, v.z, 3u), first, last, classes, triples, quads);
+        position(8u, p + 8u, v.z, first, last, classes, triples, quads);
+        position(9u, p + 9u, funnel(v.z, v.w, 1u), first, last, classes, triples, quads);
+        position(10u, p + 10u, funnel(v.z, v.w, 2u), first, last, classes, triples, quads);
+        position(11u, p + 11u, funnel(v.z, v.w, 3u), first, last, classes, triples, quads);
+        position(12u, p + 12u, v.w, first, last, classes, triples, quads);
+        position(13u, p + 13u, funnel(v.w, n.x, 1u), first, last, classes, triples, quads);
+        position(14u, p + 14u, funnel(v.w, n.x, 2u), first, last, classes, triples, quads);
+        position(15u, p + 15u, funnel(v.w, n.x, 3u), first, last, classes, triples, quads);
+        for (uint cand = triples | quads; cand != 0u; cand &= cand - 1u) {
+            uint k = uint(findLSB(cand));
+            uint j = k >> 2u, q = k & 3u;
+            uint word = funnel(wordOf(v, n, j), wordOf(v, n, j + 1u), q);
+            uint next = funnel(wordOf(v, n, j + 1u), wordOf(v, n, j + 2u), q);
+            probe(p + k, word, next, (triples & (1u << k)) != 0u, (quads & (1u << k)) != 0u, first, last, classes);
+        }
         if (first == NO_END)
             continue;
         // The blocks of every end the keys allow (a run of them where a key's sequences are long).

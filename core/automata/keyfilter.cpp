@@ -158,12 +158,12 @@ void KeyFilter::build()
             pairMax = std::max(pairMax, k.maxEnd);
             pairClasses |= k.classes;
         } else if (k.length == 3) {
-            const uint32_t bit = tripleBit(k.first);
-            m_words[kBitmapAt + bit / 32] |= 1u << (bit % 32);
+            for (const uint32_t bit : { tripleBit(k.first), tripleBit2(k.first) })
+                m_words[kBitmapAt + bit / 32] |= 1u << (bit % 32);
             triples.push_back({ k.first, span(k.minEnd, k.maxEnd, k.classes), 0, 0 });
         } else {
-            const uint32_t bit = quadBit(k.first);
-            m_words[kBitmapAt + bit / 32] |= 1u << (bit % 32);
+            for (const uint32_t bit : { quadBit(k.first), quadBit2(k.first) })
+                m_words[kBitmapAt + bit / 32] |= 1u << (bit % 32);
             const uint32_t restMask = k.length == 8 ? 0xffffffffu : (1u << (8 * (k.length - 4))) - 1;
             quads.push_back({ k.first, k.rest, restMask, span(k.minEnd, k.maxEnd, k.classes) });
         }
@@ -217,7 +217,8 @@ bool KeyFilter::keyAt(const uint8_t *data, int64_t available, int *first, int *l
         take(m_words[6]);
     if ((flags & kHasPairs) && available >= 2 && bit(kPairsAt, word & 0xffffu))
         take(m_words[7]);
-    if ((flags & kHasTriples) && available >= 3 && bit(kBitmapAt, tripleBit(word & 0xffffffu))) {
+    if ((flags & kHasTriples) && available >= 3 && bit(kBitmapAt, tripleBit(word & 0xffffffu))
+        && bit(kBitmapAt, tripleBit2(word & 0xffffffu))) {
         const uint32_t t = word & 0xffffffu, at = m_words[4], shift = m_words[5], mask = 0xffffffffu >> shift;
         for (uint32_t i = tripleSlot(t, int(shift));; i = (i + 1) & mask) {
             if (m_words[at + 2 * i] == 0xffffffffu)
@@ -226,7 +227,7 @@ bool KeyFilter::keyAt(const uint8_t *data, int64_t available, int *first, int *l
                 take(m_words[at + 2 * i + 1]);
         }
     }
-    if ((flags & kHasQuads) && available >= 4 && bit(kBitmapAt, quadBit(word))) {
+    if ((flags & kHasQuads) && available >= 4 && bit(kBitmapAt, quadBit(word)) && bit(kBitmapAt, quadBit2(word))) {
         const uint32_t at = m_words[1], shift = m_words[2], empty = m_words[3], mask = 0xffffffffu >> shift;
         for (uint32_t i = quadSlot(word, int(shift));; i = (i + 1) & mask) {
             const uint32_t *e = &m_words[at + 4 * i];
