@@ -371,7 +371,9 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
         scratch.matches.clear();
         scratch.runs.clear();
         const uint8_t *data = bf.at(batch.haystack.get(), dataBegin);
-        const int64_t n = std::min(seg.scanEnd, to) - dataBegin;
+        // All the data the segment holds from there: the screens' vector loops stop short of the data's end (they
+        // read ahead), not of `to`.
+        const int64_t n = seg.scanEnd - dataBegin;
         pre.screen.scan(data, n, from - dataBegin, to - dataBegin, scratch.matches, scratch.runs);
         pre.hashScreen.scan(data, n, from - dataBegin, to - dataBegin, scratch.matches);
         pre.sparseScreen.scan(data, n, from - dataBegin, to - dataBegin, scratch.matches);
