@@ -205,8 +205,8 @@ int main(int argc, char **argv)
     params.threads = threads;
     params.rampBatches = !fixedBatches;
     compileOptions.threads = threads;
-    // The CPU engine's own tables (CompileOptions::cpuOnly) need its prefilter: --no-prefilter gets every DFA.
-    compileOptions.cpuOnly = !noPrefilter && !fullDfas;
+    // The CPU engine's own tables (CompileOptions::tableless) need its prefilter: --no-prefilter gets every DFA.
+    compileOptions.tableless = !noPrefilter && !fullDfas;
 
     // Rules: load and compile, timed.
     QElapsedTimer t;

@@ -117,7 +117,7 @@ int runScanCommand(const CliArgs &args)
         compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
         // Atoms and screens, no DFA for what they find, for either engine (the GPU marks where atoms occur),
         // unless every string's DFA is asked for.
-        compile.cpuOnly = !args.fullDfas;
+        compile.tableless = !args.fullDfas;
         catalog = PatternCatalog::compile(rules, compile);
     });
     // The walk starts now too: listing the folders (a stat per file) is a fifth of a cached scan's work on 2

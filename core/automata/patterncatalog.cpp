@@ -522,7 +522,7 @@ int gapWidth(const Regex &r)
     return width;
 }
 
-/// The tableless groups of a CPU-only catalog (CompileOptions::cpuOnly): the screened patterns in large groups
+/// The tableless groups of a CPU-only catalog (CompileOptions::tableless): the screened patterns in large groups
 /// (nothing walks them), the windowed ones kTablelessGroupSize at a time, bounded apart from unbounded, those
 /// with wide jumps (gapWidth) one to a group, and xor
 /// strings kXorGroupSize at a time, each with the LazyDfa its windows walk.
@@ -684,9 +684,9 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         candidates.push_back(std::move(c));
     }
 
-    // For the CPU engine alone, what its prefilter finds needs no DFA: tableless groups, built below.
+    // In a tableless catalog, what the prefilter finds needs no DFA: tableless groups, built below.
     std::vector<int> screenedOnly, windowed, xorWindowed;
-    if (options.cpuOnly) {
+    if (options.tableless) {
         std::vector<Candidate> rest;
         for (Candidate &c : candidates) {
             const Pattern &pattern = rules.patterns[size_t(c.pattern)];

@@ -19,7 +19,7 @@ class LazyDfa;
 struct DfaGroup
 {
     Dfa dfa;
-    /// A group of a catalog for the CPU engine alone (CompileOptions::cpuOnly) has no tables: its patterns are
+    /// A group of a tableless catalog (CompileOptions::tableless) has no tables: its patterns are
     /// found by the atom prefilter, whole or by their atoms, and `lazy` (when some are found by atoms) is
     /// walked in the windows around those, built as it is walked.
     bool tableless = false;
@@ -60,12 +60,12 @@ struct CompileOptions
     /// the patterns' own DFAs (each alone, to find those that explode).
     /// Empty: no hints.
     QString groupingHintDir;
-    /// The catalog is for the CPU engine alone: patterns its atom prefilter can find (whole, or by their atoms
-    /// and a walk of the windows around them) are put in tableless groups of kTablelessGroupSize, whose windows
-    /// are walked by a LazyDfa. Compiling them then costs their atoms and NFAs, linear in the rule text, with
-    /// no DFA built at all and none rejected for its size. Only the patterns without good atoms get DFA groups.
-    /// The GPU engine needs every table: it refuses such a catalog.
-    bool cpuOnly = false;
+    /// Patterns the atom prefilter can find (whole, or by their atoms and a walk of the windows around them) are
+    /// put in tableless groups of kTablelessGroupSize, whose windows are walked by a LazyDfa. Compiling them then
+    /// costs their atoms and NFAs, linear in the rule text, with no DFA built at all and none rejected for its
+    /// size. Only the patterns without good atoms get DFA groups. The CPU engine screens such a catalog itself;
+    /// the GPU engine marks where the screens' keys occur and has the host screen there (KeyFilter).
+    bool tableless = false;
 };
 
 /**
@@ -85,7 +85,7 @@ struct PatternCatalog
     int solosFromCache = 0;       ///< single-pattern builds (explosion checks, relaxations) read from there
 
     size_t tableBytes() const;
-    /// Groups without tables (CompileOptions::cpuOnly).
+    /// Groups without tables (CompileOptions::tableless).
     size_t tablelessGroups() const;
     /// Patterns per tableless group: windows open for a group where any of its patterns' atoms occurs, and
     /// the CPU engine keeps a bit per group and 64 bytes of a batch.

@@ -48,7 +48,7 @@ public:
         int64_t blocks = 0;
         uint32_t at(int64_t block) const { return (classes[size_t(block) / 8] >> (4 * (block % 8))) & 15u; }
     };
-    /// The GPU engine's host half, for a catalog of tableless groups (CompileOptions::cpuOnly): the prefilter's
+    /// The GPU engine's host half, for a catalog of tableless groups (CompileOptions::tableless): the prefilter's
     /// screens over the ends that `blocks` allow and the windows around the atoms they find. No group gets a
     /// pass: the GPU walks the groups with tables. The hits are those of scan() but for those groups'.
     bool scanScreens(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,

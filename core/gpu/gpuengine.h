@@ -95,7 +95,7 @@ private:
     struct Plan;
     struct Phase;
     struct HostImports;
-    /// A catalog of tableless groups (CompileOptions::cpuOnly) as the GPU runs it: the groups with tables that the
+    /// A catalog of tableless groups (CompileOptions::tableless) as the GPU runs it: the groups with tables that the
     /// prefilter does not cover, walked by the scan kernel, and the prefilter's keys, marked by the key kernel;
     /// the host (m_host) runs the screens where keys were marked, and the windows.
     struct Screened

@@ -156,7 +156,7 @@ void ScanJob::Worker::run(const Request &request)
     compile.threads = request.params.threads;
     compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
     // Atoms and screens, no DFA for what they find, for either engine (the GPU marks where atoms occur).
-    compile.cpuOnly = true;
+    compile.tableless = true;
     PatternCatalog catalog = PatternCatalog::compile(rules, compile);
     std::vector<Rejection> rejections = rules.rejections;
     rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());

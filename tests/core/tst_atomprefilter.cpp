@@ -57,12 +57,12 @@ Hits scan(const RuleSet &rules, const PatternCatalog &catalog, const QString &di
     return TestUtil::cpuScanHits(rules, catalog, dir, params);
 }
 
-/// The catalog the CLI compiles for the CPU engine (CompileOptions::cpuOnly: what the prefilter finds has no DFA,
+/// The catalog the CLI compiles for the CPU engine (CompileOptions::tableless: what the prefilter finds has no DFA,
 /// windows walk LazyDfas), scanned as `scan` does.
-Hits cpuOnlyScan(const RuleSet &rules, const QString &dir, const LaunchParams *params = nullptr)
+Hits tablelessScan(const RuleSet &rules, const QString &dir, const LaunchParams *params = nullptr)
 {
     CompileOptions options;
-    options.cpuOnly = true;
+    options.tableless = true;
     const PatternCatalog catalog = PatternCatalog::compile(rules, options);
     return params ? TestUtil::cpuScanHits(rules, catalog, dir, *params) : scan(rules, catalog, dir);
 }
@@ -151,7 +151,7 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
         const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
         QVERIFY(rules.rejections.empty());
         CompileOptions options;
-        options.cpuOnly = true;
+        options.tableless = true;
         const PatternCatalog catalog = PatternCatalog::compile(rules, options);
         QVERIFY(catalog.prefilter);
         for (size_t p = 0; p < rules.patterns.size(); ++p)
@@ -223,7 +223,7 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
             QVERIFY(!without.empty());
             QCOMPARE(with.size(), without.size());
             QVERIFY(with == without);
-            QVERIFY(cpuOnlyScan(rules, c.dir) == without);
+            QVERIFY(tablelessScan(rules, c.dir) == without);
         }
     }
 
@@ -317,8 +317,8 @@ rule seq { strings: $s = /[a-z]{3}[0-9]/ $z = { 00 00 00 00 00 00 00 00 } condit
         QVERIFY(without.size() > 300);
         QCOMPARE(with.size(), without.size());
         QVERIFY(with == without);
-        QVERIFY(cpuOnlyScan(rules, dir) == without);
-        QVERIFY(cpuOnlyScan(rules, edgeDir) == edgeWithout);
+        QVERIFY(tablelessScan(rules, dir) == without);
+        QVERIFY(tablelessScan(rules, edgeDir) == edgeWithout);
     }
 
     void windowsWithBoundariesAndYaraScanLimit()
@@ -397,7 +397,7 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QVERIFY2(longest > 3000, "no match near the scan limit: the test tests nothing");
         QCOMPARE(with.size(), without.size());
         QVERIFY(with == without);
-        QVERIFY(cpuOnlyScan(rules, dir) == without);
+        QVERIFY(tablelessScan(rules, dir) == without);
     }
 
     void windowsAtFileStartAndEnd()
@@ -434,7 +434,7 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         for (const auto &[path, pattern, offset, length] : without)
             QVERIFY(offset == 0 || offset + length == QFileInfo(QString::fromLocal8Bit(path)).size());
         QVERIFY(with == without);
-        QVERIFY(cpuOnlyScan(rules, dir) == without);
+        QVERIFY(tablelessScan(rules, dir) == without);
     }
 
     void atomsAcrossSegmentEdgesWithoutBoundedGroups()
@@ -467,7 +467,7 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QCOMPARE(without.size(), std::size(starts));
         QCOMPARE(with.size(), without.size());
         QVERIFY(with == without);
-        QVERIFY(cpuOnlyScan(rules, dir, &params) == without);
+        QVERIFY(tablelessScan(rules, dir, &params) == without);
     }
 
     void xorStringsFoundByTheirDeltas()
@@ -535,7 +535,7 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QVERIFY(with == without);
         QCOMPARE(withLongSegments.size(), without.size());
         QVERIFY(withLongSegments == without);
-        QVERIFY(cpuOnlyScan(rules, dir) == without);
+        QVERIFY(tablelessScan(rules, dir) == without);
         // The plain text (key 0) at offset 100 is no match of xor(0x01-0xff), in either scan.
         int xorPattern = -1;
         for (size_t p = 0; p < rules.patterns.size(); ++p)
@@ -631,9 +631,9 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
             QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
         }
 
-        CompileOptions cpuOnly;
-        cpuOnly.cpuOnly = true;
-        const PatternCatalog tableless = PatternCatalog::compile(rules, cpuOnly);
+        CompileOptions tablelessOptions;
+        tablelessOptions.tableless = true;
+        const PatternCatalog tableless = PatternCatalog::compile(rules, tablelessOptions);
         QVERIFY(tableless.rejections.empty());
         QVERIFY2(tableless.tablelessGroups() > 5, qPrintable(QString::number(tableless.tablelessGroups())));
         QVERIFY(tableless.prefilter && tableless.prefilter->hashScreen.size() > 500);
@@ -670,9 +670,9 @@ rule lits { strings: $a = "GLIBC_2.2.5" condition: $a }
         QVERIFY(TestUtil::writeFile(rulesPath, text));
         const RuleSet rules = RuleLoader::loadFiles({ rulesPath });
         QVERIFY(rules.rejections.empty());
-        CompileOptions cpuOnly;
-        cpuOnly.cpuOnly = true;
-        const PatternCatalog tableless = PatternCatalog::compile(rules, cpuOnly);
+        CompileOptions tablelessOptions;
+        tablelessOptions.tableless = true;
+        const PatternCatalog tableless = PatternCatalog::compile(rules, tablelessOptions);
         size_t alone = 0;
         for (const DfaGroup &g : tableless.groups)
             alone += g.tableless && g.lazy && g.patterns.size() == 1 ? 1 : 0;

@@ -367,7 +367,7 @@ private Q_SLOTS:
         }
     }
 
-    /// The catalog the CLI compiles for either engine (CompileOptions::cpuOnly): the GPU marks where the
+    /// The catalog the CLI compiles for either engine (CompileOptions::tableless): the GPU marks where the
     /// prefilter's keys occur, walks the groups with tables, and the host screens the marked blocks. The same
     /// hits as the CPU engine on that catalog and as the GPU on every DFA, for every launch row.
     void tablelessCatalogSameHitsAsCpu_data() { launchRows(true); }
@@ -375,7 +375,7 @@ private Q_SLOTS:
     void tablelessCatalogSameHitsAsCpu()
     {
         CompileOptions options;
-        options.cpuOnly = true;
+        options.tableless = true;
         const PatternCatalog tableless = PatternCatalog::compile(m_rules, options);
         QVERIFY(tableless.rejections.empty());
         QVERIFY(tableless.tablelessGroups() > 0);
@@ -407,7 +407,7 @@ private Q_SLOTS:
     void tablelessCatalogCountedSameAsCpu()
     {
         CompileOptions options;
-        options.cpuOnly = true;
+        options.tableless = true;
         const PatternCatalog tableless = PatternCatalog::compile(m_countRules, options);
         QVERIFY(tableless.rejections.empty());
         QVERIFY(tableless.tablelessGroups() > 0);
@@ -454,7 +454,7 @@ private Q_SLOTS:
         const RuleSet rules = RuleLoader::loadFiles({ tsv });
         QVERIFY(rules.rejections.empty());
         CompileOptions options;
-        options.cpuOnly = true;
+        options.tableless = true;
         const PatternCatalog catalog = PatternCatalog::compile(rules, options);
         QVERIFY(catalog.prefilter);
         const KeyFilter &keys = catalog.prefilter->keyFilter;
@@ -528,7 +528,7 @@ private Q_SLOTS:
         const RuleSet rules = RuleLoader::loadFiles({ list });
         QVERIFY(rules.rejections.empty());
         CompileOptions options;
-        options.cpuOnly = true;
+        options.tableless = true;
         const PatternCatalog catalog = PatternCatalog::compile(rules, options);
         QVERIFY(catalog.prefilter && catalog.tablelessGroups() > 0);
         QCOMPARE(catalog.prefilter->keyFilter.longest(), 900);
