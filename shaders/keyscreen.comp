@@ -14,9 +14,10 @@
 // next four, their mask, span). A span is the first and last end from the key's start (11 bits each) and the
 // sequences' length classes (4 bits).
 //
-// Every invocation that ran its whole loop adds one to the completion counter (word 0 of Blocks), so the host
-// knows that no block was left unscreened (Mesa's software drivers cut long loops; the host keeps each
-// invocation's loop short there).
+// Every invocation whose loops all ended on their own conditions adds one to the completion counter (word 0 of
+// Blocks), so the host knows that no block was left unmarked: Mesa's software drivers stop an invocation's loops
+// once they ran 65,535 iterations in all (each then runs at most once more), and the host keeps the work per
+// invocation well below that there (KeyFilter::longestProbe()).
 #version 440
 
 layout(local_size_x = 256) in;
@@ -44,6 +45,7 @@ const uint NO_END = 0xffffffffu;
 shared uint table[SHARED_WORDS];
 
 uint flags, quadAt, quadShift, quadFree, tripleAt, tripleShift, byteSpan, pairSpan;
+bool complete = true; // every loop so far ended on its own condition
 
 bool tableBit(uint at, uint i)
 {
@@ -106,26 +108,34 @@ void probe(uint p, uint word, uint next, bool triple, bool quad, inout uint firs
         uint t = word & 0xffffffu;
         uint mask = 0xffffffffu >> tripleShift;
         uint i = (t * 0x27D4EB2Fu) >> tripleShift;
+        bool ended = false;
         for (uint n = 0u; n <= mask; ++n, i = (i + 1u) & mask) {
             uint v = keys[tripleAt + 2u * i];
-            if (v == 0xffffffffu)
+            if (v == 0xffffffffu) {
+                ended = true;
                 break;
+            }
             if (v == t)
                 take(keys[tripleAt + 2u * i + 1u], lo, hi, classes);
         }
+        complete = complete && ended;
     }
     if (quad) {
         uint mask = 0xffffffffu >> quadShift;
         uint i = (word * 0x85EBCA6Bu) >> quadShift;
+        bool ended = false;
         for (uint n = 0u; n <= mask; ++n, i = (i + 1u) & mask) {
             uint at = quadAt + 4u * i;
             uint v = keys[at];
-            if (v == quadFree)
+            if (v == quadFree) {
+                ended = true;
                 break;
+            }
             uint restMask = keys[at + 2u];
             if (v == word && (next & restMask) == keys[at + 1u] && available >= 4u + uint(bitCount(restMask)) / 8u)
                 take(keys[at + 3u], lo, hi, classes);
         }
+        complete = complete && ended;
     }
     if (hi >= lo && lo != 0xffffffffu) {
         first = min(first, p + lo);
@@ -135,8 +145,10 @@ void probe(uint p, uint word, uint next, bool triple, bool quad, inout uint firs
 
 void main()
 {
-    for (uint i = gl_LocalInvocationID.x; i < SHARED_WORDS; i += gl_WorkGroupSize.x)
+    uint i = gl_LocalInvocationID.x;
+    for (; i < SHARED_WORDS; i += gl_WorkGroupSize.x)
         table[i] = keys[HEADER + i];
+    complete = i >= SHARED_WORDS;
     barrier();
     flags = keys[0];
     quadAt = keys[1];
@@ -152,9 +164,10 @@ void main()
     uint done = 0u;
     for (uint s = 0u; s < steps; ++s) {
         uint c = lane + s * lanes;
-        ++done;
-        if (c >= chunks)
+        if (c >= chunks) {
+            ++done;
             continue;
+        }
         uvec4 v = hay16[c];
         uvec2 n = c + 1u < chunks ? hay16[c + 1u].xy : uvec2(0u);
         uint p = c * 16u;
@@ -175,22 +188,29 @@ void main()
         position(13u, p + 13u, funnel(v.w, n.x, 1u), first, last, classes, triples, quads);
         position(14u, p + 14u, funnel(v.w, n.x, 2u), first, last, classes, triples, quads);
         position(15u, p + 15u, funnel(v.w, n.x, 3u), first, last, classes, triples, quads);
-        for (uint cand = triples | quads; cand != 0u; cand &= cand - 1u) {
+        uint cand = triples | quads;
+        for (; cand != 0u; cand &= cand - 1u) {
             uint k = uint(findLSB(cand));
             uint j = k >> 2u, q = k & 3u;
             uint word = funnel(wordOf(v, n, j), wordOf(v, n, j + 1u), q);
             uint next = funnel(wordOf(v, n, j + 1u), wordOf(v, n, j + 2u), q);
             probe(p + k, word, next, (triples & (1u << k)) != 0u, (quads & (1u << k)) != 0u, first, last, classes);
         }
-        if (first == NO_END)
+        complete = complete && cand == 0u;
+        if (first == NO_END) {
+            ++done;
             continue;
+        }
         // The blocks of every end the keys allow (a run of them where a key's sequences are long).
-        for (uint b = first >> 6u; b <= (last >> 6u); ++b) {
+        uint b = first >> 6u;
+        for (; b <= (last >> 6u); ++b) {
             uint bits = classes << (4u * (b & 7u));
             if ((blocks[1u + (b >> 3u)] & bits) != bits)
                 atomicOr(blocks[1u + (b >> 3u)], bits);
         }
+        complete = complete && b > (last >> 6u);
+        ++done;
     }
-    if (done == steps)
+    if (complete && done == steps)
         atomicAdd(blocks[0], 1u);
 }

@@ -37,6 +37,18 @@ double positionBits(const ByteSet &set, const ByteSet *before)
 
 /// An open-addressing table of `entries` (each `stride` words, the key first; unique by content) at the end of
 /// `words`, probed linearly from slot(key); `empty` marks a free slot. Returns the shift of slot().
+/// The most slots a probe of the table at `at` (`size` slots of `stride` words) reads: the longest run of
+/// occupied slots, wrapping around, and the free slot after it.
+int probeLength(const std::vector<uint32_t> &words, size_t at, size_t size, size_t stride, uint32_t empty)
+{
+    size_t longest = 0, run = 0;
+    for (size_t k = 0; k < 2 * size; ++k) {
+        run = words[at + (k % size) * stride] == empty ? 0 : run + 1;
+        longest = std::max(longest, std::min(run, size));
+    }
+    return int(longest) + 1;
+}
+
 template<typename Slot>
 int placeSlots(const std::vector<std::array<uint32_t, 4>> &entries, size_t stride, uint32_t empty, Slot slot,
                std::vector<uint32_t> &words)
@@ -188,10 +200,12 @@ void KeyFilter::build()
         m_words[1] = uint32_t(m_words.size());
         m_words[3] = empty;
         m_words[2] = uint32_t(placeSlots(quads, 4, empty, quadSlot, m_words));
+        m_longestProbe = probeLength(m_words, m_words[1], (m_words.size() - m_words[1]) / 4, 4, empty);
     }
     if (!triples.empty()) {
         m_words[4] = uint32_t(m_words.size());
         m_words[5] = uint32_t(placeSlots(triples, 2, 0xffffffffu, tripleSlot, m_words));
+        m_longestProbe += probeLength(m_words, m_words[4], (m_words.size() - m_words[4]) / 2, 2, 0xffffffffu);
     }
 }
 

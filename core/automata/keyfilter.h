@@ -48,6 +48,9 @@ public:
     const std::vector<uint32_t> &words() const { return m_words; }
     /// The longest sequence.
     int longest() const { return m_longest; }
+    /// The most slots one probe of the hash tables reads (the longest run of occupied slots, and the free one
+    /// after it): keys of five to eight positions that share their first four bytes share a home slot.
+    int longestProbe() const { return m_longestProbe; }
     /// Sequences by length, for how far before an end the host's screens must look: class c holds lengths up to
     /// lengthOfClass(c). The kernel marks each block with the classes of the sequences that may end there.
     static constexpr int kClasses = 4;
@@ -87,6 +90,7 @@ private:
     size_t m_sequences = 0;
     std::array<size_t, kMaxKeyLength> m_keyCount {};
     int m_longest = 0;
+    int m_longestProbe = 1;
 };
 
 } // namespace Hitscope

@@ -710,8 +710,10 @@ void SequenceScreen::findRuns(const uint8_t *data, int64_t n, int64_t from, int6
         const int word = e.length >= 15 ? 8 : e.length >= 7 ? 4 : 2;
         const uint64_t all = 0x0101010101010101ull * c;
         const uint64_t mask = word == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * word)) - 1;
-        int64_t at = 0;
-        while (at + word <= n) {
+        // A run that ends in [from, to) has its shortest sequence's bytes after from - kMaxLength: no word before
+        // that is looked at (a range of a segment is screened with all the segment's data after it).
+        int64_t at = std::max<int64_t>(0, from - kMaxLength) / word * word;
+        while (at + word <= n && at < to) {
 #ifdef HITSCOPE_SCREEN_X86
             if (word == 8 && isa != Isa::Scalar) {
                 at = nextWordAvx2(data, at, n, all);

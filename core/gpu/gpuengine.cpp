@@ -941,8 +941,12 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
             const auto f0 = Clock::now();
             const int queueWords = 2 + int(phases.size()) + 2 * fixups;
             if (!runFrame(batch, catalog, params, phaseItems, paramWords(phases, capacity), queueWords, attempts,
-                          first && uploadHaystack, resident, first && uploadHaystack ? keys : nullptr, t, q, error))
+                          first && uploadHaystack, resident, first && uploadHaystack ? keys : nullptr, t, q, error)) {
+                // Uploads queued for a frame that did not run are not on the device: the next batch uploads again.
+                m_tablesUploaded = false;
+                m_keyTablesFingerprint = 0;
                 return false;
+            }
             frameMs += msSince(f0);
             ++frames;
             if (first)
@@ -1185,11 +1189,15 @@ bool GpuEngine::runFrame(const FileBatch &batch, const PatternCatalog &catalog, 
         updates->release();
         return false;
     }
-    // The key kernel: 16 bytes a step, about 32 steps per invocation (Mesa's software drivers cut loops of 65,535
-    // iterations, and the shared tables are copied once per workgroup).
+    // The key kernel: 16 bytes a step, 32 steps per invocation (the shared tables are copied once per workgroup),
+    // and on Mesa's software drivers as many as keep an invocation's loop iterations well below 65,535: a step
+    // probes at most 16 candidates, each reading up to longestProbe() slots, and marks up to 18 blocks.
     const int64_t keyChunks = (batch.used + 15) / 16;
     const int64_t keyBlockWords = 1 + ((batch.used + 63) / 64 + 7) / 8;
-    const int keyGroups = int(std::clamp<int64_t>((keyChunks + 32 * 256 - 1) / (32 * 256), 1, maxGroups));
+    int64_t keySteps = 32;
+    if (keys && m_loopLimited)
+        keySteps = std::clamp<int64_t>(60000 / (16 * int64_t(keys->longestProbe()) + 64), 1, 32);
+    const int keyGroups = int(std::clamp<int64_t>((keyChunks + keySteps * 256 - 1) / (keySteps * 256), 1, maxGroups));
     if (keys && !ensureKeyPass(*keys, updates, keyBlockWords, error)) {
         updates->release();
         return false;

@@ -557,6 +557,50 @@ private Q_SLOTS:
         QVERIFY(gpu.hits == host.hits);
     }
 
+    /// A thousand keys of five to eight bytes with the same first four bytes share one home slot: every occurrence of those
+    /// four bytes probes them all. Dense occurrences must neither lose a match nor run past Mesa's loop limit
+    /// unnoticed (the kernel proves each loop ended, and the host sizes the work per invocation by the longest
+    /// probe).
+    void keysSharingTheirFirstFourBytes()
+    {
+        QRandomGenerator rng(31337);
+        QList<QByteArray> lits;
+        for (int i = 0; i < 1000; ++i) {
+            QByteArray w = "Qz9#";
+            for (int k = 0; k < 4 + int(rng.bounded(6)); ++k)
+                w += char('a' + rng.bounded(26));
+            lits << w;
+        }
+        QTemporaryDir tmp;
+        const QString list = tmp.filePath(QStringLiteral("shared.txt"));
+        QVERIFY(TestUtil::writeFile(list, lits.join('\n') + '\n'));
+        const RuleSet rules = RuleLoader::loadFiles({ list });
+        QVERIFY(rules.rejections.empty());
+        CompileOptions options;
+        options.tableless = true;
+        const PatternCatalog catalog = PatternCatalog::compile(rules, options);
+        QVERIFY(catalog.prefilter);
+        QVERIFY2(catalog.prefilter->keyFilter.longestProbe() > 900,
+                 qPrintable(QString::number(catalog.prefilter->keyFilter.longestProbe())));
+        const QString dir = tmp.filePath(QStringLiteral("files"));
+        for (int f = 0; f < 3; ++f) {
+            QByteArray data;
+            while (data.size() < 200000)
+                data += rng.bounded(3) == 0 ? lits[int(rng.bounded(quint32(lits.size())))] : QByteArray("Qz9#Qz9#");
+            QVERIFY(TestUtil::writeFile(dir + QStringLiteral("/f%1.bin").arg(f), data));
+        }
+        LaunchParams p = m_base;
+        p.batchBytes = 1 << 20;
+        p.timeoutMs = 0;
+        CpuEngine cpu;
+        const ScanOutcome host = scanWith(cpu, rules, catalog, dir, p);
+        const ScanOutcome gpu = scanWith(*m_gpu, rules, catalog, dir, p);
+        QVERIFY(host.hits.size() > 10000);
+        QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
+        QCOMPARE(gpu.hits.size(), host.hits.size());
+        QVERIFY(gpu.hits == host.hits);
+    }
+
     void countedSameAsCpu_data() { launchRows(false); }
 
     void countedSameAsCpu()
