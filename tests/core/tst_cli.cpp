@@ -146,7 +146,7 @@ private Q_SLOTS:
                                             + engine + extra + QStringList { m_case.dir },
                                         &out, &err);
         if (rc == 1 && err.contains("no GPU engine"))
-            QSKIP(err.constData());
+            HITSCOPE_SKIP_WITHOUT_GPU(err.constData());
         QVERIFY2(rc == 0, err.constData());
         QJsonObject summary;
         const HitSet got = parseJsonHits(out, &summary);
@@ -288,7 +288,7 @@ private Q_SLOTS:
         QByteArray out, err;
         const int rc = TestUtil::runCli({ QStringLiteral("devices") }, &out, &err);
         if (rc == 2)
-            QSKIP("no GPU backend offers compute here");
+            HITSCOPE_SKIP_WITHOUT_GPU("no GPU backend offers compute here");
         QVERIFY2(rc == 0, err.constData());
         const int available = int(out.count("\n  driver: "));
         QVERIFY(available > 0);

@@ -233,7 +233,7 @@ private Q_SLOTS:
         QString error;
         m_gpu = GpuEngine::create(options, &error);
         if (!m_gpu)
-            QSKIP(qPrintable(QStringLiteral("no Vulkan compute device: ") + error));
+            HITSCOPE_SKIP_WITHOUT_GPU(qPrintable(QStringLiteral("no Vulkan compute device: ") + error));
         RhiDevice::clearValidationMessages();
 
         m_case = TestUtil::generateCase(m_tmp.path(), 4242, 3000);

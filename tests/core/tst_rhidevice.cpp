@@ -14,6 +14,7 @@
 #include "gpu/rhidevice.h"
 #include "gpu/rhiframe.h"
 #include "gpu/smoketest.h"
+#include "testutil.h"
 
 using namespace Hitscope;
 
@@ -66,7 +67,7 @@ private Q_SLOTS:
     {
         QString error;
         if (!createVulkan(false, &error))
-            QSKIP(qPrintable(QStringLiteral("no Vulkan compute device: ") + error));
+            HITSCOPE_SKIP_WITHOUT_GPU(qPrintable(QStringLiteral("no Vulkan compute device: ") + error));
         RhiDevice::clearValidationMessages();
     }
 

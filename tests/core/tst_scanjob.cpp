@@ -114,7 +114,7 @@ private:
     void requireGpu(EngineChoice engine)
     {
         if (engine == EngineChoice::Gpu && !m_haveGpu)
-            QSKIP(qPrintable(QStringLiteral("no GPU compute device: ") + m_gpuError));
+            HITSCOPE_SKIP_WITHOUT_GPU(qPrintable(QStringLiteral("no GPU compute device: ") + m_gpuError));
     }
 
 private Q_SLOTS:
@@ -343,7 +343,7 @@ private Q_SLOTS:
     void vulkanBackendRunsTheGpuEngine()
     {
         if (!m_haveVulkan)
-            QSKIP(qPrintable(QStringLiteral("no Vulkan compute device: ") + m_vulkanError));
+            HITSCOPE_SKIP_WITHOUT_GPU(qPrintable(QStringLiteral("no Vulkan compute device: ") + m_vulkanError));
         ScanJob job;
         Recorder rec(job);
         job.start(m_rules, corpus(), {}, m_params, EngineChoice::Gpu, GpuBackend::Vulkan);

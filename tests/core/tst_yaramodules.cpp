@@ -1112,7 +1112,7 @@ void TestYaraModules::gpuEngineSameAsYara()
     QByteArray out, err;
     runCli({ QStringLiteral("devices") }, &out, &err);
     if (!out.contains("self-test: passed") && !err.contains("self-test: passed"))
-        QSKIP("no GPU device passes hitscope-cli devices' self-test");
+        HITSCOPE_SKIP_WITHOUT_GPU("no GPU device passes hitscope-cli devices' self-test");
     for (const ModuleRules &r : moduleRules())
         if (qstrcmp(r.row, "strings placed by module values") == 0) {
             const QString path = writeRules(QStringLiteral("gpu"), r.text);
