@@ -21,7 +21,9 @@
 #include "gpu/vulkanhostbuffer.h"
 #include "gpu/vulkanstaging.h"
 #include "gpu/vulkantransfer.h"
+#include "util/logcategories.h"
 #include "util/parallel.h"
+#include "util/runtimeswitches.h"
 
 namespace Hitscope {
 
@@ -198,11 +200,11 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
     m_loopLimited = info.deviceType == QLatin1String("cpu") || name.contains(QLatin1String("llvmpipe"))
         || name.contains(QLatin1String("lavapipe")) || name.contains(QLatin1String("softpipe"));
     m_timer = std::make_unique<GpuTimer>(*m_device);
-    m_profile = qEnvironmentVariableIsSet("HITSCOPE_GPU_PROFILE");
+    m_profile = RuntimeSwitches::gpuProfile();
     if (m_profile)
         m_uploadTimer = std::make_unique<GpuTimer>(*m_device);
     // Only imported haystacks are copied ahead: a plain one would first need a staging copy of its own.
-    if (m_hostImports->device && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_PREFETCH"))
+    if (m_hostImports->device && !RuntimeSwitches::gpuNoPrefetch())
         m_transfer = VulkanTransfer::create(*m_device);
 }
 
@@ -300,7 +302,7 @@ Haystack GpuEngine::newHaystack(int64_t bytes)
     const auto t0 = Clock::now();
     std::unique_ptr<VulkanHostBuffer> imported = VulkanHostBuffer::create(*device, h.get(), int64_t(size));
     if (m_profile)
-        std::fprintf(stderr, "gpu: %s %zu MiB of host memory in %.1f ms\n", imported ? "imported" : "could not import",
+        qCInfo(lcGpu, "%s %zu MiB of host memory in %.1f ms", imported ? "imported" : "could not import",
                      size >> 20, msSince(t0));
     if (!imported)
         return h;
@@ -415,7 +417,7 @@ QRhiComputePipeline *GpuEngine::pipelineFor(int workgroupSize, bool counting, bo
     }
     *cacheHit = false;
     // HITSCOPE_GPU_SHADER_DIR: kernels baked elsewhere (same names), for comparing variants in one benchmark run.
-    const QString dir = qEnvironmentVariable("HITSCOPE_GPU_SHADER_DIR", QStringLiteral(":/shaders"));
+    const QString dir = RuntimeSwitches::gpuShaderDir();
     const QString name = QStringLiteral("/scan_wg%1%2.comp.qsb")
                              .arg(workgroupSize)
                              .arg(counting ? QString() : QStringLiteral("_nocount"));
@@ -1131,10 +1133,10 @@ bool GpuEngine::runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, 
     t.fixupPasses = passes;
     t.rescannedSegments = rescanned;
     if (m_profile)
-        std::fprintf(stderr,
+        qCInfo(lcGpu).noquote() << QString::asprintf(
                      "gpu batch %d: %llu segments, %llu items; %s; table %.1f ms, buffers, tables and pipeline %.1f ms, %d frames %.1f ms (staging copy %.1f ms, "
                      "submit and wait %.1f ms: GPU copies %.1f ms, kernel %.1f ms), %d fix-up passes scanning %lld items "
-                     "again, read-back %.1f ms, %lld hits and %lld counted ends (%lld counts) %.1f ms\n",
+                     "again, read-back %.1f ms, %lld hits and %lld counted ends (%lld counts) %.1f ms",
                      batch.index, static_cast<unsigned long long>(numSegments),
                      static_cast<unsigned long long>(mainItems),
                      resident ? qPrintable(QStringLiteral("copied ahead (waited %1 ms)").arg(m_profileTransferWaitMs, 0, 'f', 1))
@@ -1474,7 +1476,7 @@ bool GpuEngine::ensureKeyPass(const KeyFilter &keys, QRhiResourceUpdateBatch *up
         m_keyBound = bound;
     }
     if (!m_keyPipeline) {
-        const QString dir = qEnvironmentVariable("HITSCOPE_GPU_SHADER_DIR", QStringLiteral(":/shaders"));
+        const QString dir = RuntimeSwitches::gpuShaderDir();
         const QShader shader = RhiDevice::loadShader(dir + QStringLiteral("/keyscreen.comp.qsb"), error);
         if (!shader.isValid()) {
             *error = QStringLiteral("no key screen kernel: %1").arg(*error);

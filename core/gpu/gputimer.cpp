@@ -8,8 +8,8 @@
 #include <QVulkanInstance>
 #endif
 
-#include "gpu/gpulog.h"
 #include "gpu/rhidevice.h"
+#include "util/logcategories.h"
 
 namespace Hitscope {
 

@@ -21,9 +21,10 @@
 #include <QVulkanInstance>
 #endif
 
-#include "gpu/gpulog.h"
 #include "gpu/headlessplatform.h"
 #include "gpu/smoketest.h"
+#include "util/logcategories.h"
+#include "util/runtimeswitches.h"
 
 #ifndef GL_MAX_SHADER_STORAGE_BLOCK_SIZE
 #define GL_MAX_SHADER_STORAGE_BLOCK_SIZE 0x90DE
@@ -33,8 +34,6 @@
 #endif
 
 namespace Hitscope {
-
-Q_LOGGING_CATEGORY(lcGpu, "hitscope.gpu")
 
 namespace {
 
@@ -363,7 +362,7 @@ bool RhiDevice::createVulkanDevice(VkPhysicalDevice physDev, QRhiVulkanNativeHan
         *error = QStringLiteral("the Vulkan device has no queue for graphics and compute.");
         return false;
     }
-    if (qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_TRANSFER_QUEUE"))
+    if (RuntimeSwitches::gpuNoTransferQueue())
         transfer = -1;
 
     uint32_t extCount = 0;
@@ -377,7 +376,7 @@ bool RhiDevice::createVulkanDevice(VkPhysicalDevice physDev, QRhiVulkanNativeHan
     std::vector<const char *> enabled;
     // Batches copied to the GPU from where they were read.
     m_hostMemoryImport = has(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)
-        && !qEnvironmentVariableIsSet("HITSCOPE_GPU_NO_HOST_IMPORT");
+        && !RuntimeSwitches::gpuNoHostImport();
     if (m_hostMemoryImport)
         enabled.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
     // Required where it exists (MoltenVK), as QRhi does.

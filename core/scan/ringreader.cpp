@@ -18,7 +18,9 @@
 #include <liburing.h>
 #endif
 
+#include "util/logcategories.h"
 #include "util/preadfully.h"
+#include "util/runtimeswitches.h"
 
 namespace Hitscope {
 
@@ -27,8 +29,7 @@ std::atomic<int64_t> g_requestsRead { 0 };
 
 bool disabledByEnvironment()
 {
-    const char *value = std::getenv("HITSCOPE_IO_URING");
-    return value && std::strcmp(value, "0") == 0;
+    return RuntimeSwitches::ioUringOff();
 }
 } // namespace
 
@@ -77,7 +78,7 @@ struct RingReader::Ring
                 // waited for, never redone beside them. No kernel since 5.6 fails here with a ring whose
                 // completion queue has room for twice what is in flight.
                 if (r != -EINTR && ++failures > 10000) {
-                    std::fprintf(stderr, "hitscope: io_uring gave no completions (%s)\n", std::strerror(-r));
+                    qCCritical(lcReader, "io_uring gave no completions (%s)", std::strerror(-r));
                     std::abort();
                 }
                 if (r != -EINTR)

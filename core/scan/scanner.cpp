@@ -16,7 +16,9 @@
 
 #include "scan/batcher.h"
 #include "scan/walkahead.h"
+#include "util/logcategories.h"
 #include "util/parallel.h"
+#include "util/runtimeswitches.h"
 #include "util/threadname.h"
 
 namespace Hitscope {
@@ -572,7 +574,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
 {
     const auto t0 = Clock::now();
     // When each batch was read, scanned and resolved, on stderr: which stage holds the others up.
-    static const bool trace = qEnvironmentVariableIsSet("HITSCOPE_PIPELINE_TRACE");
+    const bool trace = RuntimeSwitches::pipelineTrace();
     m_trace = trace;
     m_cancel = false;
     setParams(initial);
@@ -838,12 +840,12 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
                 auto at = [&](Clock::time_point p) {
                     return std::chrono::duration<double, std::milli>(p - t0).count();
                 };
-                std::fprintf(stderr,
+                qCInfo(lcPipeline).noquote() << QString::asprintf(
                              "pipeline batch %d: %.0f MiB; planned %.1f, waited for its buffer %.1f ms; read "
                              "%.1f-%.1f, queued %.1f, engine %.1f-%.1f, resolved %.1f-%.1f ms (starts %.1f, "
                              "files from %.1f: gathered %.1f, evaluated %.1f, reported %.1f); starts: grouped %.1f, "
                              "cut %.1f, ordered %.1f, found %.1f (%.1f summed over units), gathered %.1f; longest of "
-                             "%zu start units %.1f ms: pattern %d, %zu ends, file of %lld bytes\n",
+                             "%zu start units %.1f ms: pattern %d, %zu ends, file of %lld bytes",
                              t.index, double(batch->used) / (1 << 20), at(batch->planned), batch->bufferWaitMs,
                              at(batch->readBegan), at(batch->readEnded), at(batch->queued), at(job->began),
                              at(job->began) + job->engineMs, at(r0), at(now), at(r1) - at(r0), at(b0), at(r2) - at(b0),
