@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/launchparams.h"
 #include "scan/filewalker.h"
-#include "scan/launchparams.h"
 
 /// What `hitscope-cli scan` was asked to do. Paths stay byte strings: file names need not be UTF-8.
 struct CliArgs

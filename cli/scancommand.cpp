@@ -17,11 +17,11 @@
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
 #include "gpusupport.h"
-#include "util/jsonescape.h"
 #include "report/previewreader.h"
-#include "rules/ruleevaluator.h"
 #include "rules/ruleloader.h"
+#include "scan/ruleevaluator.h"
 #include "scan/scanner.h"
+#include "util/jsonescape.h"
 #include "util/threadname.h"
 
 using namespace Hitscope;

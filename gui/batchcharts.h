@@ -6,7 +6,7 @@
 #include <QVector>
 #include <QWidget>
 
-#include "scan/batchtelemetry.h"
+#include "engine/batchtelemetry.h"
 
 class QCPAbstractItem;
 class QCPAxisRect;

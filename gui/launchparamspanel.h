@@ -3,8 +3,8 @@
 
 #include <QWidget>
 
-#include "scan/launchparams.h"
-#include "scan/scanjob.h"
+#include "engine/launchparams.h"
+#include "session/scanjob.h"
 
 class QComboBox;
 class QLabel;

@@ -13,7 +13,7 @@
 #include "report/hitstablemodel.h"
 #include "rulesetpanel.h"
 #include "dropzone.h"
-#include "scan/scanjob.h"
+#include "session/scanjob.h"
 #include "settings.h"
 #include "util/heaptuning.h"
 

@@ -43,7 +43,7 @@
 #include "report/rulesummarymodel.h"
 #include "rulesetpanel.h"
 #include "sweepdialog.h"
-#include "scan/scanjob.h"
+#include "session/scanjob.h"
 #include "settings.h"
 
 namespace Hitscope {

@@ -7,8 +7,8 @@
 #include <QMainWindow>
 #include <QVector>
 
-#include "scan/batchtelemetry.h"
-#include "scan/launchparams.h"
+#include "engine/batchtelemetry.h"
+#include "engine/launchparams.h"
 
 class QAction;
 class QLabel;

@@ -5,8 +5,8 @@
 #include <QStringList>
 #include <QVector>
 
-#include "scan/launchparams.h"
-#include "scan/scanjob.h"
+#include "engine/launchparams.h"
+#include "session/scanjob.h"
 
 namespace Hitscope {
 

@@ -7,8 +7,8 @@
 #include <QDialog>
 #include <QStringList>
 
-#include "scan/launchparams.h"
-#include "scan/scanjob.h"
+#include "engine/launchparams.h"
+#include "session/scanjob.h"
 
 class QCPColorMap;
 class QCPColorScale;

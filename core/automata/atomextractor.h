@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "automata/regex.h"
+#include "pattern/regex.h"
 
 namespace Hitscope {
 

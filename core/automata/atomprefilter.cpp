@@ -6,7 +6,7 @@
 
 #include "automata/atomextractor.h"
 #include "automata/patterncatalog.h"
-#include "automata/prioritymatcher.h"
+#include "pattern/prioritymatcher.h"
 #include "rules/ruleset.h"
 
 namespace Hitscope {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "pattern/bytecontext.h"
 #include "util/bigallocator.h"
 
 namespace Hitscope {
@@ -34,7 +35,11 @@ struct Dfa
     static constexpr uint32_t kPatternMask = (1u << kKindShift) - 1;
 
     /// Which start state to use, from the byte just before the scan begins.
-    enum StartContext : int { AtFileStart = 0, AfterNonWord = 1, AfterWord = 2 };
+    enum StartContext : int {
+        AtFileStart = ByteContext::AtFileStart,
+        AfterNonWord = ByteContext::AfterNonWord,
+        AfterWord = ByteContext::AfterWord
+    };
 
     uint32_t numStates = 0;
     uint32_t numClasses = 0;

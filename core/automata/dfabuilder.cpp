@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "automata/nfa.h"
 #include "automata/subsetconstruction.h"
+#include "pattern/nfa.h"
 
 namespace Hitscope {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "automata/dfa.h"
-#include "automata/regex.h"
+#include "pattern/regex.h"
 
 namespace Hitscope {
 
@@ -32,5 +32,9 @@ public:
     /// otherwise a match may start anywhere.
     static Result build(const std::vector<Input> &patterns, int maxStates, bool anchored = false);
 };
+
+/// DfaBuilder::build without the minimization step: the reference the minimizer is tested against.
+DfaBuilder::Result buildUnminimizedDfa(const std::vector<DfaBuilder::Input> &patterns, int maxStates,
+                                       bool anchored = false);
 
 } // namespace Hitscope

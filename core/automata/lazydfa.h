@@ -7,7 +7,7 @@
 
 #include "automata/dfa.h"
 #include "automata/dfabuilder.h"
-#include "automata/nfa.h"
+#include "pattern/nfa.h"
 
 namespace Hitscope {
 

@@ -20,10 +20,10 @@
 #include "automata/dfabuilder.h"
 #include "automata/dfacache.h"
 #include "automata/lazydfa.h"
-#include "util/parallel.h"
-#include "automata/nfa.h"
+#include "pattern/nfa.h"
 #include "util/cachefile.h"
 #include "util/hash.h"
+#include "util/parallel.h"
 
 namespace Hitscope {
 

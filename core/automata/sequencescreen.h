@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "automata/regex.h"
+#include "pattern/regex.h"
 
 namespace Hitscope {
 

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "automata/dfabuilder.h"
-#include "automata/nfa.h"
+#include "pattern/nfa.h"
 
 namespace Hitscope {
 

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <vector>
 
-#include "automata/byteat.h"
 #include "automata/dfa.h"
+#include "pattern/byteat.h"
 #include "rules/ruleset.h"
 
 namespace Hitscope {

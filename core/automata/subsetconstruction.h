@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "automata/dfa.h"
-#include "automata/nfa.h"
+#include "pattern/nfa.h"
 
 namespace Hitscope {
 

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "automata/atomprefilter.h"
-#include "scan/filebatch.h"
+#include "engine/filebatch.h"
 
 namespace Hitscope {
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "scan/engine.h"
+#include "engine/engine.h"
 
 namespace Hitscope {
 

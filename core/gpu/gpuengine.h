@@ -10,8 +10,8 @@
 
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
+#include "engine/engine.h"
 #include "gpu/rhidevice.h"
-#include "scan/engine.h"
 #include "util/parallel.h"
 
 namespace Hitscope {

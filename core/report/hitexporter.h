@@ -9,8 +9,8 @@
 #include <QString>
 #include <QVector>
 
-#include "scan/batchtelemetry.h"
-#include "scan/scanjob.h"
+#include "engine/batchtelemetry.h"
+#include "report/hitrow.h"
 
 namespace Hitscope {
 

@@ -4,7 +4,7 @@
 #include <QAbstractTableModel>
 #include <QVector>
 
-#include "scan/scanjob.h"
+#include "report/hitrow.h"
 
 namespace Hitscope {
 

@@ -6,7 +6,7 @@
 #include <QSet>
 #include <QVector>
 
-#include "scan/scanjob.h"
+#include "report/hitrow.h"
 
 namespace Hitscope {
 

@@ -7,7 +7,7 @@
 
 #include <QByteArray>
 
-#include "automata/prioritymatcher.h"
+#include "pattern/prioritymatcher.h"
 #include "rules/condition.h"
 
 namespace Hitscope {

@@ -5,7 +5,7 @@
 #include <QFileInfo>
 #include <QHash>
 
-#include "automata/regexparser.h"
+#include "pattern/regexparser.h"
 
 namespace Hitscope {
 

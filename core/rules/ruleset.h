@@ -9,8 +9,8 @@
 #include <QString>
 #include <QStringList>
 
-#include "automata/prioritymatcher.h"
-#include "automata/regex.h"
+#include "pattern/prioritymatcher.h"
+#include "pattern/regex.h"
 #include "rules/condition.h"
 
 namespace Hitscope {

@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "automata/regexparser.h"
 #include "modules/moduleregexes.h"
 #include "modules/moduleschema.h"
+#include "pattern/regexparser.h"
 #include "rules/conditionprogram.h"
 
 namespace Hitscope {

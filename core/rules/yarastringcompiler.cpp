@@ -5,7 +5,7 @@
 
 #include <QRegularExpression>
 
-#include "automata/regexparser.h"
+#include "pattern/regexparser.h"
 
 namespace Hitscope {
 

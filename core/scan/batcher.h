@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "scan/filebatch.h"
-#include "scan/fileentry.h"
+#include "engine/filebatch.h"
+#include "engine/fileentry.h"
 #include "util/jobthread.h"
 
 namespace Hitscope {

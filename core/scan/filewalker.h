@@ -7,7 +7,7 @@
 #include <QByteArrayList>
 #include <QStringList>
 
-#include "scan/fileentry.h"
+#include "engine/fileentry.h"
 
 namespace Hitscope {
 

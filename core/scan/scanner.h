@@ -10,13 +10,13 @@
 
 #include "automata/patterncatalog.h"
 #include "automata/startfinder.h"
-#include "rules/ruleevaluator.h"
+#include "engine/batchtelemetry.h"
+#include "engine/engine.h"
+#include "engine/hit.h"
+#include "engine/launchparams.h"
 #include "rules/ruleset.h"
-#include "scan/batchtelemetry.h"
-#include "scan/engine.h"
 #include "scan/filewalker.h"
-#include "scan/hit.h"
-#include "scan/launchparams.h"
+#include "scan/ruleevaluator.h"
 #include "scan/walkahead.h"
 #include "scan/yaramatchfinder.h"
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "automata/startfinder.h"
+#include "engine/hit.h"
 #include "rules/ruleset.h"
-#include "scan/hit.h"
 
 namespace Hitscope {
 

@@ -31,8 +31,8 @@ int runCliWithCache(const QStringList &args, const QString &cacheHome, QByteArra
 #include <vector>
 
 #include "automata/patterncatalog.h"
+#include "engine/launchparams.h"
 #include "rules/ruleset.h"
-#include "scan/launchparams.h"
 #include "testutilhs.h"
 
 namespace TestUtil {

@@ -5,7 +5,7 @@
 
 #include "testutilregex.h"
 
-#include "automata/regex.h"
+#include "pattern/regex.h"
 
 using Hitscope::Dfa;
 

@@ -8,7 +8,7 @@
 
 #include "automata/dfa.h"
 #include "automata/dfabuilder.h"
-#include "automata/regex.h"
+#include "pattern/regex.h"
 
 namespace TestUtil {
 

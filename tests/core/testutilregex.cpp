@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "testutilregex.h"
 
-#include "automata/regexparser.h"
+#include "pattern/regexparser.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #include <QByteArray>
 #include <QRandomGenerator>
 
-#include "automata/regex.h"
+#include "pattern/regex.h"
 
 namespace TestUtil {
 

@@ -12,7 +12,7 @@
 #include "automata/atomextractor.h"
 #include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
-#include "automata/prioritymatcher.h"
+#include "pattern/prioritymatcher.h"
 #include "rules/ruleloader.h"
 #include "testutil.h"
 #include "testutilregex.h"

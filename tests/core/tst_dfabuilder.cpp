@@ -14,9 +14,9 @@
 
 #include "automata/dfabuilder.h"
 #include "automata/dfacache.h"
-#include "automata/nfa.h"
-#include "automata/regexparser.h"
 #include "automata/startfinder.h"
+#include "pattern/nfa.h"
+#include "pattern/regexparser.h"
 #include "testutil.h"
 #include "testutildfa.h"
 #include "testutilregex.h"

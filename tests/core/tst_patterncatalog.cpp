@@ -10,11 +10,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "automata/dfabuilder.h"
 #include "automata/atomprefilter.h"
+#include "automata/dfabuilder.h"
 #include "automata/patterncatalog.h"
-#include "automata/regexparser.h"
 #include "automata/startfinder.h"
+#include "pattern/regexparser.h"
 #include "rules/rulelistloader.h"
 #include "testutildfa.h"
 #include "testutilregex.h"

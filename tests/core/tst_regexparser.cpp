@@ -5,7 +5,7 @@
 #include <QRegularExpression>
 #include <QTest>
 
-#include "automata/regexparser.h"
+#include "pattern/regexparser.h"
 #include "testutilregex.h"
 
 using Hitscope::Regex;

@@ -2,7 +2,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "automata/regexparser.h"
+#include "pattern/regexparser.h"
 #include "rules/rulelistloader.h"
 #include "testutil.h"
 

@@ -21,7 +21,7 @@
 
 #include "gpu/gpuengine.h"
 #include "gpu/headlessplatform.h"
-#include "scan/scanjob.h"
+#include "session/scanjob.h"
 #include "testutil.h"
 
 using namespace Hitscope;

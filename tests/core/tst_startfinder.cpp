@@ -8,8 +8,8 @@
 #include <QTest>
 
 #include "automata/dfabuilder.h"
-#include "automata/regexparser.h"
 #include "automata/startfinder.h"
+#include "pattern/regexparser.h"
 #include "testutildfa.h"
 #include "testutilregex.h"
 

@@ -10,8 +10,8 @@
 #include <QFile>
 #include <QTemporaryDir>
 
-#include "rules/ruleevaluator.h"
 #include "rules/ruleloader.h"
+#include "scan/ruleevaluator.h"
 
 using namespace Hitscope;
 

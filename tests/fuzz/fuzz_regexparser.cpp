@@ -8,10 +8,10 @@
 #include <QByteArray>
 #include <QString>
 
-#include "automata/prioritymatcher.h"
-#include "automata/regex.h"
-#include "automata/nfa.h"
-#include "automata/regexparser.h"
+#include "pattern/nfa.h"
+#include "pattern/prioritymatcher.h"
+#include "pattern/regex.h"
+#include "pattern/regexparser.h"
 
 #include "fuzzlimits.h"
 

@@ -10,8 +10,8 @@
 #include <QByteArray>
 #include <QString>
 
-#include "automata/prioritymatcher.h"
-#include "automata/regexparser.h"
+#include "pattern/prioritymatcher.h"
+#include "pattern/regexparser.h"
 #include "rules/ruleset.h"
 #include "rules/yaraconditioncompiler.h"
 #include "rules/yaralexer.h"

@@ -5,8 +5,8 @@
 
 #include <QByteArray>
 
-#include "automata/nfa.h"
-#include "automata/regexparser.h"
+#include "pattern/nfa.h"
+#include "pattern/regexparser.h"
 
 namespace HitscopeFuzz {
 

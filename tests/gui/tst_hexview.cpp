@@ -13,7 +13,7 @@
 #include "hitsview.h"
 #include "mainwindow.h"
 #include "report/rulesummarymodel.h"
-#include "scan/scanjob.h"
+#include "session/scanjob.h"
 
 using namespace Hitscope;
 

@@ -36,7 +36,7 @@
 #include "report/hitstablemodel.h"
 #include "report/rulesummarymodel.h"
 #include "rulesetpanel.h"
-#include "scan/scanjob.h"
+#include "session/scanjob.h"
 #include "settings.h"
 #include "testutil.h"
 

@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
-#include "automata/byteat.h"
-#include "automata/regex.h"
+#include "pattern/byteat.h"
+#include "pattern/regex.h"
 
 namespace Hitscope {
 

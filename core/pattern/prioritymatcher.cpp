@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "prioritymatcher.h"
 
-#include "automata/nfa.h"
+#include "pattern/nfa.h"
 
 #include <algorithm>
 

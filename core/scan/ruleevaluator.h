@@ -5,8 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "engine/hit.h"
 #include "rules/ruleset.h"
-#include "scan/hit.h"
 
 namespace Hitscope {
 

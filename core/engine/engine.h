@@ -7,9 +7,9 @@
 #include <QString>
 
 #include "automata/patterncatalog.h"
-#include "scan/batchresult.h"
-#include "scan/filebatch.h"
-#include "scan/launchparams.h"
+#include "engine/batchresult.h"
+#include "engine/filebatch.h"
+#include "engine/launchparams.h"
 
 namespace Hitscope {
 

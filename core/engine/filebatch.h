@@ -9,7 +9,7 @@
 
 #include <QByteArray>
 
-#include "scan/fileentry.h"
+#include "engine/fileentry.h"
 
 namespace Hitscope {
 

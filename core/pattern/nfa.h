@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "automata/dfabuilder.h"
-#include "automata/regex.h"
+#include "pattern/regex.h"
 
 namespace Hitscope {
 
@@ -90,16 +89,12 @@ public:
     };
 
     /// The zero-width closure of `kernel` (plus the start state when `withStart`) in context `ctx`
-    /// (a Dfa::StartContext for the byte before) with `next` known about the byte after.
+    /// (a ByteContext for the byte before: pattern/bytecontext.h) with `next` known about the byte after.
     /// Matches are collected from the kernel only (never from the start state: matches are non-empty).
     void closure(const uint32_t *kernel, size_t size, bool withStart, int ctx, Next next, Closure &out) const;
 
 private:
     bool assertionHolds(Assertion a, int ctx, Next next) const;
 };
-
-/// DfaBuilder::build without the minimization step: the reference the minimizer is tested against.
-DfaBuilder::Result buildUnminimizedDfa(const std::vector<DfaBuilder::Input> &patterns, int maxStates,
-                                       bool anchored = false);
 
 } // namespace Hitscope

@@ -6,7 +6,7 @@
 
 #include <QString>
 
-#include "scan/batchtelemetry.h"
+#include "engine/batchtelemetry.h"
 
 namespace Hitscope {
 

@@ -8,12 +8,13 @@
 #include <QStringList>
 #include <QThread>
 
+#include "engine/batchtelemetry.h"
+#include "engine/hit.h"
+#include "engine/launchparams.h"
 #include "gpu/gpudeviceinfo.h"
+#include "report/hitrow.h"
 #include "rules/yaraconditioncompiler.h"
-#include "scan/batchtelemetry.h"
 #include "scan/filewalker.h"
-#include "scan/hit.h"
-#include "scan/launchparams.h"
 
 class QOffscreenSurface;
 
@@ -25,21 +26,6 @@ struct PatternCatalog;
 /// Which engine a ScanJob uses.
 enum class EngineChoice { Auto, Gpu, Cpu };
 
-/// One hit as the GUI shows it: enough to fill a table row without going back to the rule set.
-struct HitRow
-{
-    QByteArray path;
-    QString rule;
-    QString string;
-    int64_t offset = 0;
-    int64_t length = 0;
-    QByteArray preview; ///< up to 64 bytes of the match, read from the file as the file's hits were delivered
-};
-} // namespace Hitscope
-// Its members are all relocatable: a growing QList<HitRow> moves its bytes instead of copying each row (reference
-// counts up and down) at every reallocation.
-Q_DECLARE_TYPEINFO(Hitscope::HitRow, Q_RELOCATABLE_TYPE);
-namespace Hitscope {
 
 /**
  * Runs a scan on a thread of its own (which owns the GPU device and every QRhi resource, when the GPU engine
@@ -102,6 +88,5 @@ private:
 
 } // namespace Hitscope
 
-Q_DECLARE_METATYPE(Hitscope::HitRow)
 Q_DECLARE_METATYPE(Hitscope::EngineChoice)
 Q_DECLARE_METATYPE(Hitscope::GpuBackend)

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "automata/dfa.h"
+#include "pattern/bytecontext.h"
 
 namespace Hitscope {
 
@@ -364,14 +364,14 @@ bool Nfa::assertionHolds(Assertion a, int ctx, Next next) const
 {
     switch (a) {
     case Assertion::FileStart:
-        return ctx == Dfa::AtFileStart;
+        return ctx == ByteContext::AtFileStart;
     case Assertion::FileEnd:
         return next == Next::Eof;
     case Assertion::WordBoundary:
     case Assertion::NotWordBoundary: {
         if (next == Next::Unknown)
             return false;
-        const bool boundary = (ctx == Dfa::AfterWord) != (next == Next::Word);
+        const bool boundary = (ctx == ByteContext::AfterWord) != (next == Next::Word);
         return boundary == (a == Assertion::WordBoundary);
     }
     case Assertion::WideWordBoundary:
