@@ -18,10 +18,10 @@
 #include "cpu/cpuengine.h"
 #include "gpusupport.h"
 #include "report/previewreader.h"
+#include "report/recordwriter.h"
 #include "rules/ruleloader.h"
 #include "scan/ruleevaluator.h"
 #include "scan/scanner.h"
-#include "util/jsonescape.h"
 #include "util/threadname.h"
 
 using namespace Hitscope;
@@ -29,9 +29,6 @@ using namespace Hitscope;
 namespace {
 
 Scanner *g_scanner = nullptr;
-
-// yara's -s prints at most this many bytes of a match.
-constexpr int kYaraPreviewBytes = 512;
 
 void onSignal(int)
 {
@@ -64,38 +61,6 @@ private:
 void warn(const QString &msg)
 {
     std::fprintf(stderr, "hitscope-cli: %s\n", msg.toLocal8Bit().constData());
-}
-
-// Match data as yara prints it: printable ASCII as is, other bytes as \xNN.
-void appendPreview(std::string &out, const QByteArray &data)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const char ch : data) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c >= 32 && c <= 126) {
-            out += char(c);
-        } else {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-}
-
-// Hex strings' data as yara prints it: at most 64 bytes as "4D 5A", then " ..." when there is more.
-void appendHexPreview(std::string &out, const QByteArray &data)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    const qsizetype shown = std::min<qsizetype>(64, data.size());
-    for (qsizetype i = 0; i < shown; ++i) {
-        const auto c = static_cast<unsigned char>(data[i]);
-        if (i)
-            out += ' ';
-        out += hex[c >> 4];
-        out += hex[c & 15];
-    }
-    if (data.size() > 64)
-        out += " ...";
 }
 
 } // namespace
@@ -142,14 +107,7 @@ int runScanCommand(const CliArgs &args)
     Out out;
     auto emitRejection = [&](const Rejection &r) {
         if (args.json) {
-            std::string &b = out.buf();
-            b += "{\"type\":\"rejection\",\"file\":";
-            appendJsonString(b, r.file.toUtf8());
-            b += ",\"line\":" + std::to_string(r.line) + ",\"rule\":";
-            appendJsonString(b, r.rule.toUtf8());
-            b += ",\"reason\":";
-            appendJsonString(b, r.reason.toUtf8());
-            b += "}\n";
+            RecordWriter::rejection(out.buf(), r.file, r.line, r.rule, r.reason);
         }
         if (!args.quietProblems)
             warn(QStringLiteral("rule rejected: ") + r.toString());
@@ -226,7 +184,7 @@ int runScanCommand(const CliArgs &args)
         auto matchData = [&](const Hit &h) {
             if (!preview)
                 preview = std::make_unique<PreviewReader>(fr.path);
-            return preview->read(h.offset, h.length, kYaraPreviewBytes);
+            return preview->read(h.offset, h.length, RecordWriter::kYaraDataBytes);
         };
         // A rule's hits grouped by string in declaration order, each ascending (yara's order).
         auto ruleHits = [&](int r, auto &&visit) {
@@ -236,54 +194,24 @@ int runScanCommand(const CliArgs &args)
                         visit(rules.patterns[size_t(pid)], h);
         };
         if (args.json) {
-            for (const QByteArray &message : fr.console) {
-                b += "{\"type\":\"console\",\"file\":";
-                appendJsonString(b, display);
-                b += ",\"message\":";
-                appendJsonString(b, message);
-                b += "}\n";
-            }
+            for (const QByteArray &message : fr.console)
+                RecordWriter::console(b, display, message);
             for (const Hit &h : fr.hits) {
                 const Pattern &p = rules.patterns[size_t(h.pattern)];
                 if (p.yara)
                     continue;
-                b += "{\"type\":\"hit\",\"file\":";
-                appendJsonString(b, display);
-                b += ",\"rule\":";
-                appendJsonString(b, rules.rules[size_t(p.ruleIndex)].name.toUtf8());
-                b += ",\"string\":";
-                appendJsonString(b, p.id.toUtf8());
-                b += ",\"offset\":" + std::to_string(h.offset) + ",\"length\":" + std::to_string(h.length) + "}\n";
+                RecordWriter::hit(b, display, rules.rules[size_t(p.ruleIndex)].name, p.id, h.offset, h.length);
                 out.maybeFlush();
             }
             for (int r : fr.rules) {
                 const Rule &rule = rules.rules[size_t(r)];
                 if (!rule.isYara())
                     continue;
-                b += "{\"type\":\"match\",\"file\":";
-                appendJsonString(b, display);
-                b += ",\"rule\":";
-                appendJsonString(b, rule.name.toUtf8());
-                b += ",\"namespace\":";
-                appendJsonString(b, rule.ns.toUtf8());
-                b += ",\"tags\":[";
-                for (qsizetype t = 0; t < rule.tags.size(); ++t) {
-                    if (t)
-                        b += ',';
-                    appendJsonString(b, rule.tags[t].toUtf8());
-                }
-                b += "],\"strings\":[";
-                bool first = true;
+                std::vector<RecordWriter::MatchString> strings;
                 ruleHits(r, [&](const Pattern &p, const Hit &h) {
-                    b += first ? "{\"id\":" : ",{\"id\":";
-                    first = false;
-                    appendJsonString(b, p.id.toUtf8());
-                    b += ",\"offset\":" + std::to_string(h.offset) + ",\"length\":" + std::to_string(h.length)
-                        + ",\"data\":";
-                    appendJsonString(b, matchData(h));
-                    b += '}';
+                    strings.push_back({ p.id, h.offset, h.length, matchData(h) });
                 });
-                b += "]}\n";
+                RecordWriter::match(b, display, rule.name, rule.ns, rule.tags, strings);
                 out.maybeFlush();
             }
             return;
@@ -304,17 +232,7 @@ int runScanCommand(const CliArgs &args)
             if (!args.printStrings)
                 continue;
             auto line = [&](const Pattern &p, const Hit &h) {
-                char head[64];
-                std::snprintf(head, sizeof head, "0x%llx:", static_cast<unsigned long long>(h.offset));
-                b += head;
-                b += p.id.toStdString();
-                b += ": ";
-                const QByteArray data = matchData(h);
-                if (p.yara && p.yara->hex)
-                    appendHexPreview(b, data);
-                else
-                    appendPreview(b, data);
-                b += '\n';
+                RecordWriter::yaraString(b, h.offset, p.id, matchData(h), p.yara && p.yara->hex);
             };
             if (rule.isYara()) {
                 ruleHits(r, line);
@@ -347,12 +265,7 @@ int runScanCommand(const CliArgs &args)
     cb.problem = [&](const FileProblem &p) {
         ++problems;
         if (args.json) {
-            std::string &b = out.buf();
-            b += "{\"type\":\"problem\",\"file\":";
-            appendJsonString(b, p.path);
-            b += ",\"reason\":";
-            appendJsonString(b, p.reason.toUtf8());
-            b += "}\n";
+            RecordWriter::problem(out.buf(), p.path, p.reason);
         }
         if (!args.quietProblems)
             warn(QStringLiteral("skipped: ") + p.toString());
@@ -371,13 +284,9 @@ int runScanCommand(const CliArgs &args)
 
     const int exitCode = !summary.error.isEmpty() ? 1 : (problems > 0 || !rejections.empty() || summary.cancelled) ? 2 : 0;
     if (args.json) {
-        std::string &b = out.buf();
-        b += "{\"type\":\"summary\",\"files\":" + std::to_string(summary.files) + ",\"bytes\":"
-            + std::to_string(summary.bytes) + ",\"hits\":" + std::to_string(summary.hits) + ",\"problems\":"
-            + std::to_string(problems) + ",\"rejections\":" + std::to_string(rejections.size()) + ",\"batches\":"
-            + std::to_string(summary.batches) + ",\"wall_ms\":" + std::to_string(summary.wallMs)
-            + ",\"cancelled\":" + (summary.cancelled ? "true" : "false") + ",\"engine\":\"" + engine.name().toStdString()
-            + "\",\"exit_code\":" + std::to_string(exitCode) + "}\n";
+        RecordWriter::summary(out.buf(), { int64_t(summary.files), summary.bytes, summary.hits, problems,
+                                            int64_t(rejections.size()), summary.batches, summary.wallMs,
+                                            summary.cancelled, engine.name(), exitCode });
     }
     out.flush();
     if (!summary.error.isEmpty())

@@ -11,7 +11,7 @@
 #include <QSaveFile>
 
 #include "report/hitstablemodel.h"
-#include "util/jsonescape.h"
+#include "report/recordwriter.h"
 
 namespace Hitscope {
 
@@ -59,16 +59,10 @@ bool writeFile(const QString &path, const QByteArray &data, QString *error)
     return true;
 }
 
-// A hit as the CLI's --json writes it: built by hand, so field order and the escaping of non-UTF-8 paths match.
+// A hit as the CLI's --json writes it (the one writer of the record).
 void appendJsonLine(std::string &b, const HitRow &r)
 {
-    b += "{\"type\":\"hit\",\"file\":";
-    appendJsonString(b, r.path);
-    b += ",\"rule\":";
-    appendJsonString(b, r.rule.toUtf8());
-    b += ",\"string\":";
-    appendJsonString(b, r.string.toUtf8());
-    b += ",\"offset\":" + std::to_string(r.offset) + ",\"length\":" + std::to_string(r.length) + "}\n";
+    RecordWriter::hit(b, r.path, r.rule, r.string, r.offset, r.length);
 }
 
 // RFC 4180 lines end in CRLF.
