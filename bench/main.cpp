@@ -23,6 +23,7 @@
 #include "automata/atomprefilter.h"
 #include "automata/patterncatalog.h"
 #include "cpu/cpuengine.h"
+#include "engine/enginechoice.h"
 #include "gpu/gpuengine.h"
 #include "gpu/headlessplatform.h"
 #include "scan/batcher.h"
@@ -166,8 +167,16 @@ int main(int argc, char **argv)
             if (!size(a, &params.segmentBytes))
                 return 1;
             segmentSet = true;
-        } else if (a == QLatin1String("--engine"))
-            useGpu = next() == QLatin1String("gpu");
+        } else if (a == QLatin1String("--engine")) {
+            // The bench compares one engine with its peers: auto is the GPU here.
+            EngineChoice choice = EngineChoice::Cpu;
+            const QString name = next();
+            if (!parseEngineChoice(name, &choice)) {
+                std::fprintf(stderr, "hitscope-bench: --engine must be cpu, gpu or auto, not '%s'\n", qPrintable(name));
+                return 1;
+            }
+            useGpu = choice != EngineChoice::Cpu;
+        }
         else if (a == QLatin1String("--workgroup-size"))
             params.workgroupSize = next().toInt();
         else if (a == QLatin1String("--worker-groups"))

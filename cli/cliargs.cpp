@@ -180,16 +180,8 @@ QString CliArgs::parse(int argc, char **argv)
             fullDfas = true;
         } else if (is(nullptr, "--engine")) {
             err = value(a, &v);
-            if (v) {
-                if (std::strcmp(v, "cpu") == 0)
-                    engine = Engine::Cpu;
-                else if (std::strcmp(v, "gpu") == 0)
-                    engine = Engine::Gpu;
-                else if (std::strcmp(v, "auto") == 0)
-                    engine = Engine::Auto;
-                else
-                    err = QStringLiteral("--engine must be cpu, gpu or auto, not '%1'").arg(QString::fromLocal8Bit(v));
-            }
+            if (v && !Hitscope::parseEngineChoice(QString::fromLocal8Bit(v), &engine))
+                err = QStringLiteral("--engine must be cpu, gpu or auto, not '%1'").arg(QString::fromLocal8Bit(v));
         } else if (is("-j", "--threads")) {
             err = value(a, &v);
             if (v) {

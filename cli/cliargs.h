@@ -9,19 +9,18 @@
 #include <vector>
 
 #include "engine/launchparams.h"
+#include "engine/enginechoice.h"
 #include "scan/filewalker.h"
 
 /// What `hitscope-cli scan` was asked to do. Paths stay byte strings: file names need not be UTF-8.
 struct CliArgs
 {
-    enum class Engine { Cpu, Gpu, Auto };
-
     QString command;
     QStringList rules;
     std::vector<std::pair<QByteArray, QByteArray>> defines; ///< -d NAME=VALUE, in order
     QByteArrayList paths;
     QByteArrayList modules; ///< dump: -m/--module, in order (empty: every module that reads files)
-    Engine engine = Engine::Auto;
+    Hitscope::EngineChoice engine = Hitscope::EngineChoice::Auto;
     QString backend;
     bool printStrings = false;
     bool countOnly = false;

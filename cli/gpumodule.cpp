@@ -60,7 +60,7 @@ public:
         if (!args.backend.isEmpty())
             parseGpuBackend(args.backend, &options.backend);
         options.validation = args.validation;
-        return GpuEngine::choose(args.engine == CliArgs::Engine::Gpu, options, notice, error);
+        return GpuEngine::choose(args.engine == Hitscope::EngineChoice::Gpu, options, notice, error);
     }
 
     int runDevicesCommand(const CliArgs &args) override { return printDevices(args); }

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     // The GPU needs a QGuiApplication (QVulkanInstance), on our headless platform when there is no display; it
     // comes with the GPU module, which a CPU scan never opens (it starts faster without Qt GUI's libraries).
     const bool gpu = error.isEmpty() && !args.help && !args.version
-        && (args.command == QLatin1String("devices") || args.engine != CliArgs::Engine::Cpu);
+        && (args.command == QLatin1String("devices") || args.engine != Hitscope::EngineChoice::Cpu);
     QString gpuError;
     GpuSupport *support = gpu ? GpuSupport::load(&gpuError) : nullptr;
     std::unique_ptr<QCoreApplication> app;

@@ -91,11 +91,11 @@ int runScanCommand(const CliArgs &args)
                                               nullptr);
     std::unique_ptr<Engine> gpu;
     QString gpuNotice, gpuError;
-    if (args.engine != CliArgs::Engine::Cpu) {
+    if (args.engine != Hitscope::EngineChoice::Cpu) {
         QString loadError;
         if (GpuSupport *support = GpuSupport::load(&loadError))
             gpu = support->chooseEngine(args, &gpuNotice, &gpuError);
-        else if (args.engine == CliArgs::Engine::Gpu)
+        else if (args.engine == Hitscope::EngineChoice::Gpu)
             gpuError = loadError;
         else
             gpuNotice = QStringLiteral("no GPU engine (%1); using the CPU engine").arg(loadError);

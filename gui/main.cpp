@@ -54,14 +54,8 @@ int main(int argc, char **argv)
     Hitscope::Settings *settings = Hitscope::Settings::instance();
     Hitscope::EngineChoice engineChoice = settings->engine();
     if (parser.isSet(engine)) {
-        const QString engineName = parser.value(engine).toLower();
-        if (engineName == QLatin1String("cpu"))
-            engineChoice = Hitscope::EngineChoice::Cpu;
-        else if (engineName == QLatin1String("gpu"))
-            engineChoice = Hitscope::EngineChoice::Gpu;
-        else if (engineName == QLatin1String("auto"))
-            engineChoice = Hitscope::EngineChoice::Auto;
-        else {
+        const QString engineName = parser.value(engine);
+        if (!Hitscope::parseEngineChoice(engineName, &engineChoice)) {
             std::fprintf(stderr, "hitscope: --engine must be auto, gpu or cpu, not '%s'\n", qPrintable(engineName));
             return 1;
         }

@@ -59,26 +59,10 @@ void syncChecked(QSettings &s, const char *what)
         qWarning() << "could not save" << what << "to" << s.fileName() << "status" << s.status();
 }
 
-QString engineName(EngineChoice e)
-{
-    switch (e) {
-    case EngineChoice::Gpu:
-        return QStringLiteral("gpu");
-    case EngineChoice::Cpu:
-        return QStringLiteral("cpu");
-    case EngineChoice::Auto:
-        break;
-    }
-    return QStringLiteral("auto");
-}
-
 EngineChoice engineFromName(const QString &name)
 {
-    if (name == QLatin1String("gpu"))
-        return EngineChoice::Gpu;
-    if (name == QLatin1String("cpu"))
-        return EngineChoice::Cpu;
-    return EngineChoice::Auto;
+    EngineChoice e = EngineChoice::Auto;
+    return parseEngineChoice(name, &e) ? e : EngineChoice::Auto;
 }
 
 QString hitWriterName(LaunchParams::HitWriter w)
@@ -251,7 +235,7 @@ void Settings::setEngine(EngineChoice engine)
         return;
     m_engine = engine;
     QSettings s = openSettings();
-    write(s, kEngine, engineName(engine));
+    write(s, kEngine, engineChoiceName(engine));
     syncChecked(s, "the engine choice");
     Q_EMIT engineChanged(engine);
 }

@@ -9,6 +9,7 @@
 #include <QThread>
 
 #include "engine/batchtelemetry.h"
+#include "engine/enginechoice.h"
 #include "engine/hit.h"
 #include "engine/launchparams.h"
 #include "gpu/gpudeviceinfo.h"
@@ -24,8 +25,6 @@ struct RuleSet;
 struct PatternCatalog;
 
 /// Which engine a ScanJob uses.
-enum class EngineChoice { Auto, Gpu, Cpu };
-
 
 /**
  * Runs a scan on a thread of its own (which owns the GPU device and every QRhi resource, when the GPU engine
@@ -88,5 +87,4 @@ private:
 
 } // namespace Hitscope
 
-Q_DECLARE_METATYPE(Hitscope::EngineChoice)
 Q_DECLARE_METATYPE(Hitscope::GpuBackend)
