@@ -28,8 +28,8 @@
 #include "gpu/headlessplatform.h"
 #include "scan/batcher.h"
 #include "peers.h"
-#include "rules/ruleloader.h"
 #include "scan/filewalker.h"
+#include "session/rulesetup.h"
 #include "scan/scanner.h"
 #include "util/bytesize.h"
 #include "util/heaptuning.h"
@@ -214,22 +214,24 @@ int main(int argc, char **argv)
     params.threads = threads;
     params.rampBatches = !fixedBatches;
     compileOptions.threads = threads;
-    // The CPU engine's own tables (CompileOptions::tableless) need its prefilter: --no-prefilter gets every DFA.
-    compileOptions.tableless = !noPrefilter && !fullDfas;
 
-    // Rules: load and compile, timed.
-    QElapsedTimer t;
-    t.start();
-    YaraExternals externals;
+    // Rules: load and compile, timed (no grouping cache: every run compiles as the first). The tableless catalog
+    // needs the prefilter: --no-prefilter gets every DFA.
+    RuleSetup::Options setupOptions;
+    setupOptions.files = rulesFiles;
     for (qsizetype i = 1; i < defines.size(); i += 2) {
         const QByteArray d = defines[i].toUtf8();
         const qsizetype eq = d.indexOf('=');
         if (eq > 0)
-            externals[d.left(eq)] = YaraExternal::fromDefinition(d.mid(eq + 1));
+            setupOptions.externals[d.left(eq)] = YaraExternal::fromDefinition(d.mid(eq + 1));
     }
-    RuleSet rules = RuleLoader::loadFiles(rulesFiles, externals);
-    const double loadMs = double(t.nsecsElapsed()) / 1e6;
-    PatternCatalog catalog = PatternCatalog::compile(rules, compileOptions);
+    setupOptions.compile = compileOptions;
+    setupOptions.fullDfas = noPrefilter || fullDfas;
+    setupOptions.groupingCache = false;
+    RuleSetup setup = RuleSetup::run(setupOptions);
+    const RuleSet &rules = setup.rules;
+    PatternCatalog &catalog = setup.catalog;
+    const double loadMs = setup.loadMs;
     if (noPrefilter)
         catalog.prefilter.reset();
     int states = 0;
@@ -239,7 +241,7 @@ int main(int argc, char **argv)
                 "%.1f MiB of tables; %zu rejected\n",
                 rules.patterns.size(), qPrintable(rulesFiles.join(QLatin1String(", "))), loadMs, catalog.compileMs,
                 catalog.groups.size(), states, double(catalog.tableBytes()) / (1 << 20),
-                rules.rejections.size() + catalog.rejections.size());
+                setup.rejections.size());
     for (const Rejection &r : catalog.rejections)
         std::printf("  rejected: %s\n", qPrintable(r.toString()));
     std::printf("groups (states/classes/patterns, u = unbounded, a = CPU screens it, no pass):");
@@ -250,10 +252,7 @@ int main(int argc, char **argv)
     }
     std::printf("\n");
     // A figure for no patterns at all would be a reading speed, not a scan's.
-    const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),
-                                    [](const PatternInfo &p) { return p.group >= 0; })
-        || std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &r) { return r.isYara(); });
-    if (!usable) {
+    if (!setup.usable()) {
         std::fprintf(stderr, "hitscope-bench: no usable rule in %s\n", qPrintable(rulesFiles.join(QLatin1String(", "))));
         return 1;
     }

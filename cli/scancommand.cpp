@@ -19,9 +19,9 @@
 #include "gpusupport.h"
 #include "report/previewreader.h"
 #include "report/recordwriter.h"
-#include "rules/ruleloader.h"
 #include "scan/ruleevaluator.h"
 #include "scan/scanner.h"
+#include "session/rulesetup.h"
 #include "util/threadname.h"
 
 using namespace Hitscope;
@@ -69,21 +69,16 @@ int runScanCommand(const CliArgs &args)
 {
     // Rules compile on a thread of their own while the GPU device is created here (the device belongs to
     // the thread that creates it): each takes a few hundred milliseconds on large rule sets and devices.
-    RuleSet rules;
-    PatternCatalog catalog;
+    RuleSetup setup;
     std::thread compiler([&] {
         nameThisThread("hs-compile");
-        YaraExternals externals;
+        RuleSetup::Options options;
+        options.files = args.rules;
         for (const auto &[name, value] : args.defines)
-            externals[name] = YaraExternal::fromDefinition(value);
-        rules = RuleLoader::loadFiles(args.rules, externals);
-        CompileOptions compile;
-        compile.threads = args.params.threads;
-        compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
-        // Atoms and screens, no DFA for what they find, for either engine (the GPU marks where atoms occur),
-        // unless every string's DFA is asked for.
-        compile.tableless = !args.fullDfas;
-        catalog = PatternCatalog::compile(rules, compile);
+            options.externals[name] = YaraExternal::fromDefinition(value);
+        options.compile.threads = args.params.threads;
+        options.fullDfas = args.fullDfas;
+        setup = RuleSetup::run(options);
     });
     // The walk starts now too: listing the folders (a stat per file) is a fifth of a cached scan's work on 2
     // cores, and the compile leaves a core idle most of its time.
@@ -101,8 +96,9 @@ int runScanCommand(const CliArgs &args)
             gpuNotice = QStringLiteral("no GPU engine (%1); using the CPU engine").arg(loadError);
     }
     compiler.join();
-    std::vector<Rejection> rejections = rules.rejections;
-    rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
+    const RuleSet &rules = setup.rules;
+    const PatternCatalog &catalog = setup.catalog;
+    const std::vector<Rejection> &rejections = setup.rejections;
 
     Out out;
     auto emitRejection = [&](const Rejection &r) {
@@ -118,18 +114,14 @@ int runScanCommand(const CliArgs &args)
         for (const QString &note : rules.notes)
             warn(note);
     // A file of comments only is no error to yara either: nothing to look for, nothing found.
-    if (rules.rules.empty() && rejections.empty()) {
+    if (setup.empty()) {
         out.flush();
         if (!args.quietProblems)
             warn(QStringLiteral("no rules in %1").arg(args.rules.join(QLatin1String(", "))));
         return 0;
     }
 
-    // A YARA rule without strings (a condition on filesize or header bytes) is usable too.
-    const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),
-                                    [](const PatternInfo &p) { return p.group >= 0; })
-        || std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &r) { return r.isYara(); });
-    if (!usable) {
+    if (!setup.usable()) {
         out.flush();
         warn(QStringLiteral("no usable rule in %1").arg(args.rules.join(QLatin1String(", "))));
         return 1;

@@ -22,8 +22,8 @@
 #include "cpu/cpuengine.h"
 #include "gpu/gpuengine.h"
 #include "report/previewreader.h"
-#include "rules/ruleloader.h"
 #include "scan/scanner.h"
+#include "session/rulesetup.h"
 
 namespace Hitscope {
 
@@ -151,26 +151,21 @@ void ScanJob::Worker::run(const Request &request)
             [](const FileProblem &) {}, &stopped);
     });
 
-    const RuleSet rules = RuleLoader::loadFiles(request.ruleFiles, request.externals);
-    CompileOptions compile;
-    compile.threads = request.params.threads;
-    compile.groupingHintDir = PatternCatalog::defaultGroupingHintDir();
-    // Atoms and screens, no DFA for what they find, for either engine (the GPU marks where atoms occur).
-    compile.tableless = true;
-    PatternCatalog catalog = PatternCatalog::compile(rules, compile);
-    std::vector<Rejection> rejections = rules.rejections;
-    rejections.insert(rejections.end(), catalog.rejections.begin(), catalog.rejections.end());
+    RuleSetup::Options options;
+    options.files = request.ruleFiles;
+    options.externals = request.externals;
+    options.compile.threads = request.params.threads;
+    const RuleSetup setup = RuleSetup::run(options);
+    const RuleSet &rules = setup.rules;
+    const PatternCatalog &catalog = setup.catalog;
+    const std::vector<Rejection> &rejections = setup.rejections;
     for (const Rejection &r : rejections)
         post([job, r] { Q_EMIT job->ruleRejected(r.file, r.line, r.rule, r.reason); });
     // yara's warnings and the format a rule file was read as: told, nothing refused.
     for (const QString &note : rules.notes)
         post([job, note] { Q_EMIT job->notice(note); });
 
-    // As the CLI: a YARA rule without strings (a condition on filesize or header bytes) is usable too.
-    const bool usable = std::any_of(catalog.patterns.begin(), catalog.patterns.end(),
-                                    [](const PatternInfo &p) { return p.group >= 0; })
-        || std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &r) { return r.isYara(); });
-    if (!usable) {
+    if (!setup.usable()) {
         fail(request.ruleFiles.isEmpty()
                  ? ScanJob::tr("No rule file was given.")
                  : ScanJob::tr("No usable rule in %1.").arg(request.ruleFiles.join(QLatin1String(", "))));
