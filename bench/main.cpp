@@ -29,6 +29,7 @@
 #include "scan/batcher.h"
 #include "peers.h"
 #include "scan/filewalker.h"
+#include "session/fallbackengine.h"
 #include "session/rulesetup.h"
 #include "scan/scanner.h"
 #include "util/bytesize.h"
@@ -365,14 +366,17 @@ int main(int argc, char **argv)
     }
 
     CpuEngine cpuEngine;
-    std::unique_ptr<GpuEngine> gpuEngine;
+    std::unique_ptr<FallbackEngine> fallbackEngine;
+    GpuEngine *gpuEngine = nullptr;
     if (useGpu) {
         QString gpuError;
-        gpuEngine = GpuEngine::create(RhiDeviceOptions {}, &gpuError);
-        if (!gpuEngine) {
+        std::unique_ptr<GpuEngine> gpu = GpuEngine::create(RhiDeviceOptions {}, &gpuError);
+        if (!gpu) {
             std::fprintf(stderr, "hitscope-bench: no GPU engine: %s\n", qPrintable(gpuError));
             return 1;
         }
+        fallbackEngine = std::make_unique<FallbackEngine>(std::move(gpu));
+        gpuEngine = &fallbackEngine->gpu();
         if (!segmentSet)
             params.segmentBytes = gpuEngine->preferredSegmentBytes();
         params.timeoutMs = 0;
@@ -380,7 +384,7 @@ int main(int argc, char **argv)
                     qPrintable(gpuEngine->device().backendName()), static_cast<long long>(params.segmentBytes),
                     params.workgroupSize);
     }
-    Engine &engine = gpuEngine ? static_cast<Engine &>(*gpuEngine) : static_cast<Engine &>(cpuEngine);
+    Engine &engine = fallbackEngine ? static_cast<Engine &>(*fallbackEngine) : static_cast<Engine &>(cpuEngine);
     // As the CLI: the engine's own batch size unless one is given.
     if (!batchSet)
         params.batchBytes = engine.preferredBatchBytes();

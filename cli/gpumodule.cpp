@@ -9,6 +9,7 @@
 #include "gpu/headlessplatform.h"
 #include "gpu/rhidevice.h"
 #include "gpusupport.h"
+#include "session/fallbackengine.h"
 
 using namespace Hitscope;
 
@@ -60,7 +61,10 @@ public:
         if (!args.backend.isEmpty())
             parseGpuBackend(args.backend, &options.backend);
         options.validation = args.validation;
-        return GpuEngine::choose(args.engine == Hitscope::EngineChoice::Gpu, options, notice, error);
+        std::unique_ptr<GpuEngine> gpu = GpuEngine::choose(args.engine == Hitscope::EngineChoice::Gpu, options, notice, error);
+        if (!gpu)
+            return nullptr;
+        return std::make_unique<FallbackEngine>(std::move(gpu));
     }
 
     int runDevicesCommand(const CliArgs &args) override { return printDevices(args); }

@@ -45,6 +45,11 @@ struct BatchResult
     BatchTelemetry telemetry;
     /// Things the user should know that did not stop the batch (a GPU batch re-run on the CPU, say).
     std::vector<QString> notices;
+    /// The GPU engine on a tableless catalog: the prefilter's screens are still to run on the host over the ends
+    /// in these 64-byte blocks of the haystack (4 bits a block, their sequences' length classes: KeyFilter), and
+    /// their hits to be added (FallbackEngine does both). Empty: nothing is left.
+    std::vector<uint32_t> screenBlocks;
+    bool screensPending = false;
 };
 
 } // namespace Hitscope

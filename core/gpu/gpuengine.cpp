@@ -193,8 +193,6 @@ GpuEngine::GpuEngine(std::unique_ptr<RhiDevice> device)
 {
     if (VulkanHostBuffer::isSupported(*m_device))
         m_hostImports->device = m_device.get();
-    // The fallback continues from this engine's carried states, which are those of the catalog's DFAs.
-    m_fallback.setAtomPrefilter(false);
     const GpuDeviceInfo &info = m_device->info();
     const QString name = info.deviceName.toLower();
     m_loopLimited = info.deviceType == QLatin1String("cpu") || name.contains(QLatin1String("llvmpipe"))
@@ -333,9 +331,6 @@ void GpuEngine::setCountedPatterns(const std::vector<bool> &counted)
     m_counted = counted;
     if (std::find(m_counted.begin(), m_counted.end(), true) == m_counted.end())
         m_counted.clear();
-    // A batch the GPU cannot complete runs on the CPU engine, which must count the same patterns.
-    m_fallback.setCountedPatterns(counted);
-    m_host.setCountedPatterns(counted);
 }
 
 int64_t GpuEngine::preferredBatchBytes() const
@@ -645,53 +640,19 @@ void GpuEngine::prepare(const PatternCatalog &catalog, const LaunchParams &param
 bool GpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                      const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
-    const auto t0 = Clock::now();
+    // Tables prepare() uploaded are shown as the first batch's: the bytes moved per batch add up to the scan's.
+    result.telemetry.bytesUploadedTables += std::exchange(m_preparedTableBytes, 0);
+    const FileBatch *next = std::exchange(m_next, nullptr);
+    if (m_disabled) {
+        dropPrefetch();
+        *error = QStringLiteral("the GPU device failed earlier");
+        return false;
+    }
     // A catalog of tableless groups: the GPU marks where the prefilter's keys occur and walks the groups with
     // tables; the host screens the marked blocks.
-    const bool screened = catalog.tablelessGroups() > 0;
-    QString gpuError;
-    // The batch that finds the device failed says so, and so does the first after a failed prepare(); the
-    // batches after them run on the CPU engine without a word each.
-    const bool wasDisabled = m_disabled;
-    QString prepareNotice;
-    if (!m_prepareError.isEmpty()) {
-        if (m_disabled)
-            prepareNotice = QStringLiteral("batch %1: %2; it and the batches after it run on the CPU engine")
-                                .arg(batch.index)
-                                .arg(m_prepareError);
-        m_prepareError.clear();
-    }
-    const int64_t preparedTableBytes = std::exchange(m_preparedTableBytes, 0);
-    const FileBatch *next = std::exchange(m_next, nullptr);
-    if (m_disabled)
-        dropPrefetch();
-    if (!m_disabled
-        && (screened ? scanScreened(batch, catalog, params, carryIn, result, &gpuError, next)
-                     : runOnGpu(batch, catalog, params, carryIn, result, &gpuError, next))) {
-        result.telemetry.wallMs = msSince(t0);
-        if (params.timeoutMs <= 0 || result.telemetry.wallMs <= params.timeoutMs) {
-            result.telemetry.bytesUploadedTables += preparedTableBytes;
-            return true;
-        }
-        gpuError = QStringLiteral("the GPU took %1 ms, more than the %2 ms timeout").arg(qRound(result.telemetry.wallMs)).arg(params.timeoutMs);
-    }
-    // Nothing is lost: the batch runs again on the CPU with the same tables.
-    BatchResult cpu;
-    if (!(screened ? m_host : m_fallback).scan(batch, catalog, params, carryIn, cpu, error))
-        return false;
-    const BatchTelemetry gpuTelemetry = result.telemetry;
-    result = std::move(cpu);
-    if (!prepareNotice.isEmpty())
-        result.notices.push_back(prepareNotice);
-    if (!wasDisabled)
-        result.notices.push_back(
-            QStringLiteral("batch %1: %2; re-run on the CPU engine%3")
-                .arg(batch.index)
-                .arg(gpuError, m_disabled ? QStringLiteral(", as are the batches after it") : QString()));
-    result.telemetry.engine = QStringLiteral("cpu (GPU fallback)");
-    result.telemetry.bytesUploadedTables = gpuTelemetry.bytesUploadedTables + preparedTableBytes;
-    result.telemetry.wallMs = msSince(t0);
-    return true;
+    if (catalog.tablelessGroups() > 0)
+        return scanScreened(batch, catalog, params, carryIn, result, error, next);
+    return runOnGpu(batch, catalog, params, carryIn, result, error, next);
 }
 
 void GpuEngine::setNext(const FileBatch &next)
@@ -1428,23 +1389,14 @@ bool GpuEngine::scanScreened(const FileBatch &batch, const PatternCatalog &catal
         std::erase_if(result.hits, [&](const RawHit &h) { return pre->isScreened(int(h.pattern)); });
         std::erase_if(result.counts, [&](const RawCount &c) { return pre->isScreened(int(c.pattern)); });
     }
-    const auto h0 = Clock::now();
     if (!keys)
         m_keyBlockWords.assign(size_t(1 + ((batch.used + 63) / 64 + 7) / 8), 0);
-    CpuEngine::KeyBlocks blocks { m_keyBlockWords.data() + 1, int64_t(m_keyBlockWords.size() - 1) * 8 };
-    BatchResult host;
-    if (!m_host.scanScreens(batch, catalog, params, blocks, host)) {
-        *error = QStringLiteral("the host's screens failed");
-        return false;
-    }
-    result.hits.insert(result.hits.end(), host.hits.begin(), host.hits.end());
-    result.counts.insert(result.counts.end(), host.counts.begin(), host.counts.end());
+    result.screenBlocks.assign(m_keyBlockWords.begin() + 1, m_keyBlockWords.end());
+    result.screensPending = true;
     BatchTelemetry &t = result.telemetry;
-    t.hits += host.telemetry.hits;
-    t.hostScreenMs = msSince(h0);
     t.keyBlocks = 0;
-    for (size_t w = 1; w < m_keyBlockWords.size(); ++w)
-        for (uint32_t v = m_keyBlockWords[w]; v != 0; v >>= 4)
+    for (uint32_t w : result.screenBlocks)
+        for (uint32_t v = w; v != 0; v >>= 4)
             t.keyBlocks += (v & 15u) != 0 ? 1 : 0;
     return true;
 }

@@ -9,7 +9,6 @@
 #include <unordered_map>
 
 #include "automata/patterncatalog.h"
-#include "cpu/cpuengine.h"
 #include "engine/engine.h"
 #include "gpu/rhidevice.h"
 #include "util/parallel.h"
@@ -28,8 +27,8 @@ class VulkanTransfer;
  * speculative segments are fixed up on the GPU too, in passes, until every segment's entry state is the one its
  * predecessor ended in. Persistent workers claim items with atomics; every attempted hit is counted and a batch
  * whose hits overflow the ring is re-run with a larger ring. Every item proves on the GPU that it completed; a
- * batch where one did not (a device error, Mesa's loop limit) or that ran past the timeout is re-run on the CPU
- * engine, so nothing is lost.
+ * batch where one did not (a device error, Mesa's loop limit) fails, and FallbackEngine (session/) re-runs it on
+ * the CPU engine, as one that ran past the timeout, so nothing is lost.
  *
  * Threading: created, used and destroyed on one thread, which owns the QRhi and every resource; newHaystack()
  * is called on the reader's thread, never while the engine is being destroyed (a Scanner's reader ends with
@@ -73,8 +72,15 @@ public:
     /// free (a device with a transfer queue of its own only: lavapipe's one queue is QRhi's, used by the scan).
     void copyAhead(const FileBatch &batch) override;
     void forgetNext() override;
+    /// The GPU's part of a batch. False, with the reason, where the device failed, a batch did not complete or
+    /// the device failed before (disabled()): FallbackEngine then runs it on the CPU. On a tableless catalog the
+    /// result leaves the prefilter's screens to the host (BatchResult::screenBlocks).
     bool scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
               const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error) override;
+    /// A device error happened: every later scan() fails at once.
+    bool disabled() const { return m_disabled; }
+    /// Why the last prepare() failed (once; empty when it did not).
+    QString takePrepareError() { return std::exchange(m_prepareError, QString()); }
     /// Batches whose haystack was on the GPU before their scan began (see setNext()).
     int64_t batchesPrefetched() const { return m_batchesPrefetched; }
     /// Whether batches are copied on a queue of their own, beside the scan (and so also by copyAhead()).
@@ -97,7 +103,7 @@ private:
     struct HostImports;
     /// A catalog of tableless groups (CompileOptions::tableless) as the GPU runs it: the groups with tables that the
     /// prefilter does not cover, walked by the scan kernel, and the prefilter's keys, marked by the key kernel;
-    /// the host (m_host) runs the screens where keys were marked, and the windows.
+    /// the host runs the screens where keys were marked, and the windows (BatchResult::screenBlocks).
     struct Screened
     {
         const PatternCatalog *source = nullptr;
@@ -109,7 +115,7 @@ private:
         bool screenedOnDevice = false; ///< a group of `device` holds a pattern the screens report
     };
     const Screened &screenedFor(const PatternCatalog &catalog);
-    /// scan() for a catalog of tableless groups.
+    /// scan() for a catalog of tableless groups: the GPU's part.
     bool scanScreened(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                       const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
                       const FileBatch *next);
@@ -153,8 +159,6 @@ private:
     void dropPrefetch();
 
     std::unique_ptr<RhiDevice> m_device;
-    CpuEngine m_fallback;
-    CpuEngine m_host; // with its prefilter: a tableless catalog's screens and windows, and its fallback
     std::unique_ptr<Screened> m_screened;
     // The key kernel's buffers, bindings and pipeline, the filter whose tables are uploaded, and what it marked.
     std::unique_ptr<QRhiBuffer> m_keyParams;

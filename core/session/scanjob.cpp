@@ -23,6 +23,7 @@
 #include "gpu/gpuengine.h"
 #include "report/previewreader.h"
 #include "scan/scanner.h"
+#include "session/fallbackengine.h"
 #include "session/rulesetup.h"
 
 namespace Hitscope {
@@ -177,14 +178,16 @@ void ScanJob::Worker::run(const Request &request)
     }
 
     // The engine is made, used and destroyed on this thread, which so owns the QRhi and its resources.
-    std::unique_ptr<GpuEngine> gpu;
+    std::unique_ptr<FallbackEngine> gpu;
     CpuEngine cpu;
     if (request.engine != EngineChoice::Cpu) {
         RhiDeviceOptions options;
         options.backend = request.backend;
         options.fallbackSurface = request.fallbackSurface;
         QString notice, error;
-        gpu = GpuEngine::choose(request.engine == EngineChoice::Gpu, options, &notice, &error);
+        if (std::unique_ptr<GpuEngine> device = GpuEngine::choose(request.engine == EngineChoice::Gpu, options, &notice,
+                                                                  &error))
+            gpu = std::make_unique<FallbackEngine>(std::move(device));
         if (!error.isEmpty()) {
             // RhiDevice's reason already names the backend that was asked for.
             fail(ScanJob::tr("No GPU engine: %1").arg(error));
@@ -197,7 +200,7 @@ void ScanJob::Worker::run(const Request &request)
     }
     Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
     const QString description = gpu
-        ? ScanJob::tr("GPU: %1 (%2)").arg(gpu->device().deviceName(), gpu->device().backendName())
+        ? ScanJob::tr("GPU: %1 (%2)").arg(gpu->gpu().device().deviceName(), gpu->gpu().device().backendName())
         : ScanJob::tr("CPU");
 
     sizer.join();

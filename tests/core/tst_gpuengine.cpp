@@ -23,6 +23,7 @@
 #include "scan/batcher.h"
 #include "scan/filewalker.h"
 #include "scan/scanner.h"
+#include "session/fallbackengine.h"
 #include "testutil.h"
 
 using namespace Hitscope;
@@ -213,7 +214,8 @@ private:
     TestUtil::GeneratedCase m_case;
     RuleSet m_rules;
     PatternCatalog m_catalog;
-    std::unique_ptr<GpuEngine> m_gpu;
+    std::unique_ptr<FallbackEngine> m_engine; // the GPU engine as the CLI and the GUI run it
+    GpuEngine *m_gpu = nullptr;               // its GPU part
     ScanOutcome m_cpu;
     LaunchParams m_base;
     // Counted patterns: a corpus of zero runs, its rules, the counted set, and the CPU engine's results.
@@ -231,9 +233,11 @@ private Q_SLOTS:
         options.backend = GpuBackend::Vulkan;
         options.validation = true;
         QString error;
-        m_gpu = GpuEngine::create(options, &error);
-        if (!m_gpu)
+        std::unique_ptr<GpuEngine> gpu = GpuEngine::create(options, &error);
+        if (!gpu)
             HITSCOPE_SKIP_WITHOUT_GPU(qPrintable(QStringLiteral("no Vulkan compute device: ") + error));
+        m_engine = std::make_unique<FallbackEngine>(std::move(gpu));
+        m_gpu = &m_engine->gpu();
         RhiDevice::clearValidationMessages();
 
         m_case = TestUtil::generateCase(m_tmp.path(), 4242, 3000);
@@ -304,7 +308,7 @@ private Q_SLOTS:
     }
 
     // QRhi resources go while the application and its Vulkan instance still exist.
-    void cleanupTestCase() { m_gpu.reset(); }
+    void cleanupTestCase() { m_engine.reset(); }
 
     void init() { RhiDevice::clearValidationMessages(); }
     void cleanup()
@@ -352,7 +356,7 @@ private Q_SLOTS:
         const int workgroupSize = p.workgroupSize;
         const int workerGroups = p.workerGroups;
         const qint64 hitCapacity = p.hitCapacity;
-        const ScanOutcome gpu = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
+        const ScanOutcome gpu = scanWith(*m_engine, m_rules, m_catalog, m_case.dir, p);
         QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
         QCOMPARE(gpu.files, m_cpu.files);
         QCOMPARE(gpu.hits.size(), m_cpu.hits.size());
@@ -387,7 +391,7 @@ private Q_SLOTS:
         QVERIFY2(longKeys > 1000, qPrintable(QString::number(longKeys)));
         QVERIFY(keys.keysOfLength(3) + keys.keysOfLength(2) + keys.keysOfLength(1) > 0);
         const LaunchParams p = rowParams();
-        const ScanOutcome gpu = scanWith(*m_gpu, m_rules, tableless, m_case.dir, p);
+        const ScanOutcome gpu = scanWith(*m_engine, m_rules, tableless, m_case.dir, p);
         QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
         QCOMPARE(gpu.files, m_cpu.files);
         QCOMPARE(gpu.hits.size(), m_cpu.hits.size());
@@ -424,7 +428,7 @@ private Q_SLOTS:
         p.rampBatches = false;
         CpuEngine cpu;
         const RawOutcome expected = rawScanWith(cpu, m_counted, m_countRules, tableless, m_countDir, p);
-        const RawOutcome got = rawScanWith(*m_gpu, m_counted, m_countRules, tableless, m_countDir, p);
+        const RawOutcome got = rawScanWith(*m_engine, m_counted, m_countRules, tableless, m_countDir, p);
         QVERIFY2(got.faults.isEmpty(), qPrintable(got.faults.join(QLatin1Char('\n'))));
         QVERIFY2(got.notices.empty(), got.notices.empty() ? "" : qPrintable(got.notices.front()));
         QVERIFY(got.batches.size() > 2);
@@ -498,7 +502,7 @@ private Q_SLOTS:
         LaunchParams p = m_base;
         p.batchBytes = 1 << 20;
         p.timeoutMs = 0;
-        const ScanOutcome gpu = scanWith(*m_gpu, rules, catalog, dir, p);
+        const ScanOutcome gpu = scanWith(*m_engine, rules, catalog, dir, p);
         QCOMPARE(gpu.batches.size(), size_t(1));
         QCOMPARE(gpu.batches.front().keyBlocks, expected);
         CpuEngine cpu;
@@ -550,7 +554,7 @@ private Q_SLOTS:
         p.timeoutMs = 0;
         CpuEngine cpu;
         const ScanOutcome host = scanWith(cpu, rules, catalog, dir, p);
-        const ScanOutcome gpu = scanWith(*m_gpu, rules, catalog, dir, p);
+        const ScanOutcome gpu = scanWith(*m_engine, rules, catalog, dir, p);
         QVERIFY(host.hits.size() >= 90);
         QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
         QCOMPARE(gpu.hits.size(), host.hits.size());
@@ -594,7 +598,7 @@ private Q_SLOTS:
         p.timeoutMs = 0;
         CpuEngine cpu;
         const ScanOutcome host = scanWith(cpu, rules, catalog, dir, p);
-        const ScanOutcome gpu = scanWith(*m_gpu, rules, catalog, dir, p);
+        const ScanOutcome gpu = scanWith(*m_engine, rules, catalog, dir, p);
         QVERIFY(host.hits.size() > 10000);
         QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
         QCOMPARE(gpu.hits.size(), host.hits.size());
@@ -608,7 +612,7 @@ private Q_SLOTS:
         const LaunchParams p = rowParams();
         const int workgroupSize = p.workgroupSize;
         const qint64 hitCapacity = p.hitCapacity;
-        const RawOutcome gpu = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        const RawOutcome gpu = rawScanWith(*m_engine, m_counted, m_countRules, m_countCatalog, m_countDir, p);
         QVERIFY2(gpu.notices.empty(), gpu.notices.empty() ? "" : qPrintable(gpu.notices.front()));
         QVERIFY2(gpu.faults.isEmpty(), qPrintable(gpu.faults.join(QLatin1Char('\n'))));
         QCOMPARE(gpu.hits.size(), m_cpuCounted.hits.size());
@@ -658,7 +662,7 @@ private Q_SLOTS:
         p.timeoutMs = 0;
         CpuEngine cpu;
         const RawOutcome want = rawScanWith(cpu, m_counted, m_countRules, m_countCatalog, tmp.path(), p);
-        const RawOutcome got = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, tmp.path(), p);
+        const RawOutcome got = rawScanWith(*m_engine, m_counted, m_countRules, m_countCatalog, tmp.path(), p);
         QVERIFY2(got.notices.empty(), got.notices.empty() ? "" : qPrintable(got.notices.front()));
         QVERIFY2(got.faults.isEmpty(), qPrintable(got.faults.join(QLatin1Char('\n'))));
         QVERIFY(want.countedEnds > 100000);
@@ -670,11 +674,11 @@ private Q_SLOTS:
     {
         LaunchParams p = m_base;
         p.timeoutMs = 0;
-        const RawOutcome uncounted = rawScanWith(*m_gpu, {}, m_countRules, m_countCatalog, m_countDir, p);
+        const RawOutcome uncounted = rawScanWith(*m_engine, {}, m_countRules, m_countCatalog, m_countDir, p);
         QVERIFY2(uncounted.notices.empty(), uncounted.notices.empty() ? "" : qPrintable(uncounted.notices.front()));
         QVERIFY(uncounted.counts.empty());
         QVERIFY(uncounted.hits == m_cpuUncounted.hits);
-        const RawOutcome counted = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        const RawOutcome counted = rawScanWith(*m_engine, m_counted, m_countRules, m_countCatalog, m_countDir, p);
         QVERIFY(!counted.counts.empty());
         QVERIFY(endsPerFileAndPattern(counted) == endsPerFileAndPattern(uncounted));
         // The hits of patterns not counted are the same either way.
@@ -689,7 +693,7 @@ private Q_SLOTS:
         // A batch re-run on the CPU engine counts the same patterns.
         LaunchParams p = m_base;
         p.timeoutMs = 1;
-        const RawOutcome got = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        const RawOutcome got = rawScanWith(*m_engine, m_counted, m_countRules, m_countCatalog, m_countDir, p);
         QVERIFY(!got.notices.empty());
         QVERIFY2(got.faults.isEmpty(), qPrintable(got.faults.join(QLatin1Char('\n'))));
         for (const BatchTelemetry &t : got.batches)
@@ -709,22 +713,22 @@ private Q_SLOTS:
                 uploads.push_back(t.bytesUploadedTables > 0);
             return uploads;
         };
-        const RawOutcome first = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        const RawOutcome first = rawScanWith(*m_engine, m_counted, m_countRules, m_countCatalog, m_countDir, p);
         QVERIFY(first.batches.size() >= 2);
         for (size_t i = 1; i < first.batches.size(); ++i)
             QCOMPARE(first.batches[i].bytesUploadedTables, int64_t(0));
-        const RawOutcome again = rawScanWith(*m_gpu, m_counted, m_countRules, m_countCatalog, m_countDir, p);
+        const RawOutcome again = rawScanWith(*m_engine, m_counted, m_countRules, m_countCatalog, m_countDir, p);
         QVERIFY(tableUploads(again) == std::vector<bool>(again.batches.size(), false));
         QVERIFY(again.counts == m_cpuCounted.counts);
         std::vector<bool> fewer = m_counted;
         fewer[0] = false;
-        const RawOutcome other = rawScanWith(*m_gpu, fewer, m_countRules, m_countCatalog, m_countDir, p);
+        const RawOutcome other = rawScanWith(*m_engine, fewer, m_countRules, m_countCatalog, m_countDir, p);
         QVERIFY(other.batches.front().bytesUploadedTables > 0);
         QVERIFY(endsPerFileAndPattern(other) == endsPerFileAndPattern(m_cpuUncounted));
         QVERIFY(std::none_of(other.counts.begin(), other.counts.end(),
                              [](const auto &c) { return c.first.second == 0; }));
         // Counted patterns of another catalog (another number of patterns) are not counted.
-        const RawOutcome wrongSize = rawScanWith(*m_gpu, std::vector<bool>(m_counted.size() + 1, true), m_countRules,
+        const RawOutcome wrongSize = rawScanWith(*m_engine, std::vector<bool>(m_counted.size() + 1, true), m_countRules,
                                                  m_countCatalog, m_countDir, p);
         QVERIFY(wrongSize.counts.empty());
         QVERIFY(wrongSize.hits == m_cpuUncounted.hits);
@@ -752,7 +756,7 @@ private Q_SLOTS:
         p.timeoutMs = 0;
         CpuEngine cpu;
         const ScanOutcome want = scanWith(cpu, rules, catalog, tmp.path() + QLatin1String("/files"), p);
-        const ScanOutcome got = scanWith(*m_gpu, rules, catalog, tmp.path() + QLatin1String("/files"), p);
+        const ScanOutcome got = scanWith(*m_engine, rules, catalog, tmp.path() + QLatin1String("/files"), p);
         QVERIFY(want.hits.size() > 30000);
         QCOMPARE(got.hits.size(), want.hits.size());
         QVERIFY(got.hits == want.hits);
@@ -767,7 +771,7 @@ private Q_SLOTS:
         LaunchParams p = m_base;
         p.timeoutMs = 0;
         p.workgroupSize = 64;
-        Scanner scanner(m_rules, m_catalog, *m_gpu);
+        Scanner scanner(m_rules, m_catalog, *m_engine);
         std::vector<BatchTelemetry> batches;
         std::set<HitKey> hits;
         Scanner::Callbacks cb;
@@ -809,7 +813,7 @@ private Q_SLOTS:
         // A timeout no batch can meet: every batch is reported and re-run on the CPU engine; nothing is lost.
         LaunchParams p = m_base;
         p.timeoutMs = 1;
-        const ScanOutcome got = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
+        const ScanOutcome got = scanWith(*m_engine, m_rules, m_catalog, m_case.dir, p);
         QVERIFY(!got.notices.empty());
         QVERIFY2(got.notices.front().contains(QLatin1String("re-run on the CPU engine")), qPrintable(got.notices.front()));
         QCOMPARE(got.hits.size(), m_cpu.hits.size());
@@ -829,10 +833,9 @@ private Q_SLOTS:
         const RuleSet otherRules = RuleLoader::loadFiles({ other });
         const PatternCatalog otherCatalog = PatternCatalog::compile(otherRules);
         QVERIFY(otherCatalog.fingerprint() != m_catalog.fingerprint());
-        const ScanOutcome first = scanWith(*m_gpu, otherRules, otherCatalog, m_case.dir, p);
+        const ScanOutcome first = scanWith(*m_engine, otherRules, otherCatalog, m_case.dir, p);
         QVERIFY(first.batches.front().bytesUploadedTables > 0);
-        GpuEngine *gpu = m_gpu.get();
-        const ScanOutcome out = scanWith(*gpu, m_rules, m_catalog, m_case.dir, p);
+        const ScanOutcome out = scanWith(*m_engine, m_rules, m_catalog, m_case.dir, p);
         QVERIFY(out.batches.size() >= 3);
         QVERIFY(out.batches[0].bytesUploadedTables > 0);
         for (size_t i = 0; i < out.batches.size(); ++i) {
@@ -862,7 +865,7 @@ private Q_SLOTS:
             QVERIFY2(imports, "lavapipe offers VK_EXT_external_memory_host");
         LaunchParams p = m_base;
         p.rampBatches = true;
-        const ScanOutcome out = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
+        const ScanOutcome out = scanWith(*m_engine, m_rules, m_catalog, m_case.dir, p);
         QVERIFY(out.hits == m_cpu.hits);
         QVERIFY(out.batches.size() > 3);
         int64_t staged = 0;
@@ -977,7 +980,7 @@ private Q_SLOTS:
 
         // The scanner hands over every batch it has read by then: on this slow device, most of them.
         LaunchParams p = m_base;
-        const ScanOutcome out = scanWith(*m_gpu, m_rules, m_catalog, m_case.dir, p);
+        const ScanOutcome out = scanWith(*m_engine, m_rules, m_catalog, m_case.dir, p);
         QVERIFY(out.hits == m_cpu.hits);
         QVERIFY(out.batches.size() >= 4);
         QVERIFY(m_gpu->batchesPrefetched() > before + 1);
