@@ -369,13 +369,12 @@ int main(int argc, char **argv)
     std::unique_ptr<FallbackEngine> fallbackEngine;
     GpuEngine *gpuEngine = nullptr;
     if (useGpu) {
-        QString gpuError;
-        std::unique_ptr<GpuEngine> gpu = GpuEngine::create(RhiDeviceOptions {}, &gpuError);
-        if (!gpu) {
+        QString notice, gpuError;
+        fallbackEngine = FallbackEngine::choose(true, RhiDeviceOptions {}, &notice, &gpuError);
+        if (!fallbackEngine) {
             std::fprintf(stderr, "hitscope-bench: no GPU engine: %s\n", qPrintable(gpuError));
             return 1;
         }
-        fallbackEngine = std::make_unique<FallbackEngine>(std::move(gpu));
         gpuEngine = &fallbackEngine->gpu();
         if (!segmentSet)
             params.segmentBytes = gpuEngine->preferredSegmentBytes();

@@ -61,10 +61,7 @@ public:
         if (!args.backend.isEmpty())
             parseGpuBackend(args.backend, &options.backend);
         options.validation = args.validation;
-        std::unique_ptr<GpuEngine> gpu = GpuEngine::choose(args.engine == Hitscope::EngineChoice::Gpu, options, notice, error);
-        if (!gpu)
-            return nullptr;
-        return std::make_unique<FallbackEngine>(std::move(gpu));
+        return FallbackEngine::choose(args.engine == Hitscope::EngineChoice::Gpu, options, notice, error);
     }
 
     int runDevicesCommand(const CliArgs &args) override { return printDevices(args); }

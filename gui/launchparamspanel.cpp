@@ -82,11 +82,6 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     m_active->setWordWrap(true);
     m_active->setText(tr("Not running"));
 
-    m_hitWriter = new QComboBox(this);
-    m_hitWriter->setObjectName(QStringLiteral("hitWriterCombo"));
-    // One entry per LaunchParams::HitWriter: the GPU engine offers only the scalar writer so far.
-    m_hitWriter->addItem(tr("Scalar"), int(LaunchParams::HitWriter::Scalar));
-    m_hitWriter->setToolTip(tr("How GPU invocations write their hits to the hit ring"));
 
     m_workgroupSize = new QComboBox(this);
     for (int wg : {32, 64, 128, 256, 512})
@@ -134,7 +129,6 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     form->addRow(tr("Engine:"), m_engine);
     form->addRow(tr("Backend:"), m_backend);
     form->addRow(QString(), m_active);
-    form->addRow(tr("Hit writer:"), m_hitWriter);
     form->addRow(tr("Workgroup size:"), m_workgroupSize);
     form->addRow(tr("Worker groups:"), m_workerGroups);
     form->addRow(tr("Threads:"), m_threads);
@@ -151,8 +145,7 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     connect(m_backend, &QComboBox::currentIndexChanged, this, [this] { Q_EMIT backendChanged(backend()); });
     updateEnabled();
 
-    for (QComboBox *combo : {m_hitWriter, m_workgroupSize})
-        connect(combo, &QComboBox::currentIndexChanged, this, &LaunchParamsPanel::emitChanged);
+    connect(m_workgroupSize, &QComboBox::currentIndexChanged, this, &LaunchParamsPanel::emitChanged);
     for (QSpinBox *box : {m_workerGroups, m_threads, m_batchKiB, m_segmentKiB, m_hitCapacity})
         connect(box, &QSpinBox::valueChanged, this, &LaunchParamsPanel::emitChanged);
 }
@@ -166,7 +159,6 @@ LaunchParams LaunchParamsPanel::params() const
     p.batchBytes = int64_t(m_batchKiB->value()) << 10;
     p.segmentBytes = int64_t(m_segmentKiB->value()) << 10;
     p.hitCapacity = m_hitCapacity->value();
-    p.hitWriter = static_cast<LaunchParams::HitWriter>(m_hitWriter->currentData().toInt());
     return p;
 }
 
@@ -181,8 +173,6 @@ void LaunchParamsPanel::setParams(const LaunchParams &p)
     m_batchKiB->setValue(p.batchBytes <= 0 ? 0 : int(std::clamp<int64_t>(p.batchBytes >> 10, 16, 4 * 1024 * 1024)));
     m_segmentKiB->setValue(int(std::clamp<int64_t>(p.segmentBytes >> 10, 0, 64 * 1024)));
     m_hitCapacity->setValue(int(std::clamp<int64_t>(p.hitCapacity, 0, 1 << 30)));
-    const int writer = m_hitWriter->findData(int(p.hitWriter));
-    m_hitWriter->setCurrentIndex(writer >= 0 ? writer : 0);
     m_updating = false;
     emitChanged();
 }

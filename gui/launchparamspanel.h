@@ -44,7 +44,6 @@ private:
     QComboBox *m_engine = nullptr;
     QComboBox *m_backend = nullptr;
     QLabel *m_active = nullptr;
-    QComboBox *m_hitWriter = nullptr;
     QComboBox *m_workgroupSize = nullptr;
     QSpinBox *m_workerGroups = nullptr;
     QSpinBox *m_threads = nullptr;

@@ -23,7 +23,6 @@ constexpr Key<QStringList> kRuleFilesDisabled{"RuleSets/disabled"};
 constexpr Key<QString> kEngine{"Engine/choice"};
 constexpr Key<QString> kBackend{"Engine/backend"};
 constexpr Key<bool> kChartsOpenGl{"Charts/openGl"};
-constexpr Key<QString> kHitWriter{"LaunchParams/hitWriter"};
 constexpr Key<qlonglong> kBatchBytes{"LaunchParams/batchBytes"};
 constexpr Key<qlonglong> kSegmentBytes{"LaunchParams/segmentBytes"};
 constexpr Key<int> kThreads{"LaunchParams/threads"};
@@ -63,25 +62,6 @@ EngineChoice engineFromName(const QString &name)
 {
     EngineChoice e = EngineChoice::Auto;
     return parseEngineChoice(name, &e) ? e : EngineChoice::Auto;
-}
-
-QString hitWriterName(LaunchParams::HitWriter w)
-{
-    switch (w) {
-    case LaunchParams::HitWriter::Scalar:
-        break;
-    }
-    return QStringLiteral("scalar");
-}
-
-// False for a name this build does not know (a setting written by a newer version).
-bool hitWriterFromName(const QString &name, LaunchParams::HitWriter *w)
-{
-    if (name == QLatin1String("scalar")) {
-        *w = LaunchParams::HitWriter::Scalar;
-        return true;
-    }
-    return false;
 }
 
 QStringList normalizedRecent(const QStringList &folders)
@@ -143,8 +123,6 @@ void Settings::reload()
     p.workerGroups = read(s, kWorkerGroups, d.workerGroups);
     p.hitCapacity = read(s, kHitCapacity, qlonglong(d.hitCapacity));
     p.timeoutMs = read(s, kTimeoutMs, d.timeoutMs);
-    if (!hitWriterFromName(read(s, kHitWriter, hitWriterName(d.hitWriter)), &p.hitWriter))
-        p.hitWriter = d.hitWriter;
     // A hand-edited or corrupt file must not hand the engines nonsense (0 sizes are the automatic ones).
     if (p.batchBytes < 0 || p.segmentBytes < 0 || p.threads < 0 || p.workgroupSize <= 0 || p.workerGroups < 0
         || p.hitCapacity < 0 || p.timeoutMs <= 0) {
@@ -224,7 +202,6 @@ void Settings::setLaunchParams(const LaunchParams &p)
     write(s, kWorkerGroups, p.workerGroups);
     write(s, kHitCapacity, qlonglong(p.hitCapacity));
     write(s, kTimeoutMs, p.timeoutMs);
-    write(s, kHitWriter, hitWriterName(p.hitWriter));
     syncChecked(s, "the launch parameters");
     Q_EMIT launchParamsChanged(p);
 }

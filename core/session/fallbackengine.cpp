@@ -23,6 +23,13 @@ FallbackEngine::FallbackEngine(std::unique_ptr<GpuEngine> gpu)
 
 FallbackEngine::~FallbackEngine() = default;
 
+std::unique_ptr<FallbackEngine> FallbackEngine::choose(bool required, const RhiDeviceOptions &options,
+                                                       QString *notice, QString *error)
+{
+    std::unique_ptr<GpuEngine> gpu = GpuEngine::choose(required, options, notice, error);
+    return gpu ? std::make_unique<FallbackEngine>(std::move(gpu)) : nullptr;
+}
+
 void FallbackEngine::setCountedPatterns(const std::vector<bool> &counted)
 {
     m_gpu->setCountedPatterns(counted);

@@ -23,6 +23,11 @@ class FallbackEngine : public Engine
 public:
     explicit FallbackEngine(std::unique_ptr<GpuEngine> gpu);
     ~FallbackEngine() override;
+    /// The engine for a user's choice (GpuEngine::choose): with `required` (--engine gpu) any device or null
+    /// with `error`; otherwise a hardware device or null with `notice` saying why the CPU engine runs instead.
+    /// The one place the CLI, the GUI and the bench get their GPU engine from.
+    static std::unique_ptr<FallbackEngine> choose(bool required, const RhiDeviceOptions &options, QString *notice,
+                                                  QString *error);
 
     GpuEngine &gpu() { return *m_gpu; }
 

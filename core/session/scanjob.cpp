@@ -185,9 +185,7 @@ void ScanJob::Worker::run(const Request &request)
         options.backend = request.backend;
         options.fallbackSurface = request.fallbackSurface;
         QString notice, error;
-        if (std::unique_ptr<GpuEngine> device = GpuEngine::choose(request.engine == EngineChoice::Gpu, options, &notice,
-                                                                  &error))
-            gpu = std::make_unique<FallbackEngine>(std::move(device));
+        gpu = FallbackEngine::choose(request.engine == EngineChoice::Gpu, options, &notice, &error);
         if (!error.isEmpty()) {
             // RhiDevice's reason already names the backend that was asked for.
             fail(ScanJob::tr("No GPU engine: %1").arg(error));

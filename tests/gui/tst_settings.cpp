@@ -87,7 +87,6 @@ void TestSettings::testLaunchParamsRoundTrip()
     QCOMPARE(s.value(QStringLiteral("LaunchParams/workerGroups")).toInt(), 7);
     QCOMPARE(s.value(QStringLiteral("LaunchParams/hitCapacity")).toLongLong(), qlonglong(4096));
     QCOMPARE(s.value(QStringLiteral("LaunchParams/timeoutMs")).toInt(), 2500);
-    QCOMPARE(s.value(QStringLiteral("LaunchParams/hitWriter")).toString(), QStringLiteral("scalar"));
 
     settings->reload();
     QCOMPARE(settings->launchParams(), p);
