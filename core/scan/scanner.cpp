@@ -17,6 +17,7 @@
 #include "scan/batcher.h"
 #include "scan/walkahead.h"
 #include "util/logcategories.h"
+#include "util/owningqueue.h"
 #include "util/parallel.h"
 #include "util/runtimeswitches.h"
 #include "util/threadname.h"
@@ -36,53 +37,6 @@ double msSince(Clock::time_point t0)
 {
     return msBetween(t0, Clock::now());
 }
-
-// Batches travel reader -> scanning thread -> resolver through queues of owning pointers and come back
-// through `empty`, so at most a few haystacks exist at once and none is page-faulted in anew.
-template<typename T>
-class Queue
-{
-public:
-    void push(std::unique_ptr<T> b)
-    {
-        std::lock_guard lock(m_mutex);
-        m_items.push_back(std::move(b));
-        m_cv.notify_all();
-    }
-    // Returns null once closed and drained.
-    std::unique_ptr<T> pop()
-    {
-        std::unique_lock lock(m_mutex);
-        m_cv.wait(lock, [&] { return !m_items.empty() || m_closed; });
-        if (m_items.empty())
-            return nullptr;
-        auto b = std::move(m_items.front());
-        m_items.pop_front();
-        return b;
-    }
-    // Null when nothing is queued now.
-    std::unique_ptr<T> tryPop()
-    {
-        std::lock_guard lock(m_mutex);
-        if (m_items.empty())
-            return nullptr;
-        auto b = std::move(m_items.front());
-        m_items.pop_front();
-        return b;
-    }
-    void close()
-    {
-        std::lock_guard lock(m_mutex);
-        m_closed = true;
-        m_cv.notify_all();
-    }
-
-private:
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    std::deque<std::unique_ptr<T>> m_items;
-    bool m_closed = false;
-};
 
 // A batch the engine has scanned, on its way to the resolver with what it needs.
 struct Scanned
@@ -582,10 +536,10 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     const int overlap = std::max(0, m_catalog.maxBoundedMatchLength() - 1);
     m_engine.setCountedPatterns(m_counted);
 
-    Queue<FileBatch> read; // read, for the engine to prepare
-    Queue<FileBatch> full; // prepared, for the engine to scan
-    Queue<FileBatch> empty;
-    Queue<Scanned> scanned;
+    OwningQueue<FileBatch> read; // read, for the engine to prepare
+    OwningQueue<FileBatch> full; // prepared, for the engine to scan
+    OwningQueue<FileBatch> empty;
+    OwningQueue<Scanned> scanned;
     // One being filled, one being prepared, one being scanned, the next one (which the engine may be moving to
     // its device meanwhile: Engine::setNext), one whose starts are found (which reads its haystack), one whose
     // files are reported (conditions read it too), one queued. Fewer where the engine needs no copy ahead
@@ -670,7 +624,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     // Start finding runs here, in batch order, while the next batch is on the engine (the engine stays on the
     // calling thread: it may own the GPU device), and file results and callbacks on the thread after it, while
     // the next batch's starts are found: on the H200, resolving was the last stage, and each half held the other.
-    Queue<Scanned> started;
+    OwningQueue<Scanned> started;
     std::thread starter([&] {
         nameThisThread("hs-starts");
         // Once a batch is dropped, so are all after it: a file whose chunks spanned it would be reported without
