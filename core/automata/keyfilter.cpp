@@ -143,7 +143,9 @@ void KeyFilter::build()
     });
     std::vector<Key> keys;
     for (const Key &k : m_keys) {
-        if (!keys.empty() && keys.back().length == k.length && keys.back().first == k.first && keys.back().rest == k.rest) {
+        const bool same = !keys.empty() && keys.back().length == k.length && keys.back().first == k.first
+            && keys.back().rest == k.rest;
+        if (same) {
             keys.back().minEnd = std::min(keys.back().minEnd, k.minEnd);
             keys.back().maxEnd = std::max(keys.back().maxEnd, k.maxEnd);
             keys.back().classes |= k.classes;

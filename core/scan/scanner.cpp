@@ -15,6 +15,7 @@
 #include <QScopeGuard>
 
 #include "scan/batcher.h"
+#include "scan/hitresolver.h"
 #include "scan/walkahead.h"
 #include "util/logcategories.h"
 #include "util/owningqueue.h"
@@ -49,46 +50,8 @@ struct Scanned
     // Filled when its starts are found, for the stage that reports its files.
     std::vector<std::vector<Hit>> perFile;
     std::vector<std::vector<std::pair<int, int64_t>>> perFileCounts;
-    Scanner::ResolveTrace trace;
+    HitResolver::Trace trace;
     Clock::time_point startsBegan, startsEnded;
-};
-
-
-// Reads bytes for start finding from the file: those before the chunk that only an unbounded pattern's start
-// reaches (ByteAt reads the chunk's own from the batch).
-class ByteSource
-{
-public:
-    explicit ByteSource(const QByteArray &path)
-        : m_path(path)
-    {
-    }
-    ~ByteSource()
-    {
-        if (m_fd >= 0)
-            ::close(m_fd);
-    }
-    uint8_t operator()(int64_t offset)
-    {
-        if (offset < m_blockBegin || offset >= m_blockBegin + m_blockSize) {
-            if (m_fd < 0)
-                m_fd = ::open(m_path.constData(), O_RDONLY | O_CLOEXEC);
-            m_blockBegin = offset & ~int64_t(kBlock - 1);
-            const ssize_t n = m_fd >= 0 ? ::pread(m_fd, m_block, kBlock, m_blockBegin) : -1;
-            m_blockSize = n > 0 ? n : 0;
-            if (offset >= m_blockBegin + m_blockSize)
-                return 0;
-        }
-        return m_block[offset - m_blockBegin];
-    }
-
-private:
-    static constexpr int kBlock = 1 << 16;
-    const QByteArray &m_path;
-    int m_fd = -1;
-    int64_t m_blockBegin = 0;
-    int64_t m_blockSize = 0;
-    uint8_t m_block[kBlock];
 };
 
 std::vector<int> rejectedPatterns(const PatternCatalog &catalog)
@@ -167,8 +130,7 @@ Scanner::Scanner(const RuleSet &rules, const PatternCatalog &catalog, Engine &en
     : m_rules(rules)
     , m_catalog(catalog)
     , m_engine(engine)
-    , m_starts(rules)
-    , m_yara(m_starts)
+    , m_resolver(rules, catalog)
 {
     m_anyYara = std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &r) { return r.isYara(); });
 }
@@ -197,309 +159,11 @@ void Scanner::cancel()
     m_cancel = true;
 }
 
-// Each end of a fixed-length YARA string is one match, owned by one chunk: its ends are its matches. Not so for
-// fullword or fixed-offset strings (some ends are dropped) or relaxed DFAs (ends are verified).
-bool Scanner::endsAreMatches(size_t pattern) const
-{
-    const auto &yara = m_rules.patterns[pattern].yara;
-    return yara && yara->fixedLength > 0 && !yara->fullword && yara->fixedOffset < 0
-        && pattern < m_catalog.patterns.size() && !m_catalog.patterns[pattern].verify
-        && m_catalog.patterns[pattern].group >= 0;
-}
-
 void Scanner::setListHits(bool list)
 {
-    m_counted.clear();
-    m_matchesNeeded.clear();
-    if (list)
-        return;
-    std::vector<std::vector<bool>> located(m_rules.rules.size());
-    std::vector<std::vector<int64_t>> needed(m_rules.rules.size());
-    for (size_t r = 0; r < m_rules.rules.size(); ++r) {
-        if (!m_rules.rules[r].condition)
-            continue;
-        located[r] = m_rules.rules[r].condition->stringsNeedingOffsets(m_rules.rules[r].patterns.size());
-        needed[r] = m_rules.rules[r].condition->matchesNeeded(m_rules.rules[r].patterns.size());
-    }
-    std::vector<bool> counted(m_rules.patterns.size(), false);
-    std::vector<int64_t> matchesNeeded(m_rules.patterns.size(), Condition::kAllMatches);
-    for (size_t p = 0; p < m_rules.patterns.size(); ++p) {
-        if (!m_rules.patterns[p].yara)
-            continue;
-        const auto r = size_t(m_rules.patterns[p].ruleIndex);
-        const Rule &rule = m_rules.rules[r];
-        const auto local = size_t(std::find(rule.patterns.begin(), rule.patterns.end(), int(p)) - rule.patterns.begin());
-        if (local < needed[r].size())
-            matchesNeeded[p] = needed[r][local];
-        if (endsAreMatches(p))
-            counted[p] = local < located[r].size() && !located[r][local];
-    }
-    if (std::find(counted.begin(), counted.end(), true) != counted.end())
-        m_counted = std::move(counted);
-    m_matchesNeeded = std::move(matchesNeeded);
+    m_resolver.setListHits(list);
 }
 
-void Scanner::resolve(const FileBatch &batch, const BatchResult &result, int threads,
-                      std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts,
-                      ResolveTrace &trace)
-{
-    const auto t0 = m_trace ? Clock::now() : Clock::time_point {};
-    const std::vector<RawHit> &raw = result.hits;
-    const size_t numFiles = batch.files.size();
-    perFile.assign(numFiles, {});
-    counts.assign(numFiles, {});
-    // Below this, starting threads costs more than it saves.
-    if (threads <= 1 || raw.size() + result.counts.size() + numFiles < 4096)
-        threads = 1;
-
-    // Counted strings' ends are only counted, per file (see setListHits). Engines report a pattern's ends in
-    // runs (one walk at a time), so runs are counted first.
-    auto isCounted = [&](const RawHit &h) { return !m_counted.empty() && m_counted[h.pattern]; };
-    struct Run
-    {
-        uint32_t file;
-        uint32_t pattern;
-        int64_t count;
-    };
-    std::vector<Run> runs;
-
-    // (pattern, end), and the runs, grouped by file with counting sorts: engines report hits in no particular
-    // order. What is left per file is ordered on the threads below.
-    std::vector<size_t> first(numFiles + 1, 0);
-    for (const RawHit &h : raw) {
-        if (!isCounted(h)) {
-            ++first[h.batchFile + 1];
-            continue;
-        }
-        if (runs.empty() || runs.back().file != h.batchFile || runs.back().pattern != h.pattern)
-            runs.push_back({ h.batchFile, h.pattern, 0 });
-        ++runs.back().count;
-    }
-    for (const RawCount &c : result.counts)
-        runs.push_back({ c.batchFile, c.pattern, c.count });
-    std::vector<size_t> firstRun(numFiles + 1, 0);
-    for (const Run &r : runs)
-        ++firstRun[r.file + 1];
-    for (size_t f = 0; f < numFiles; ++f) {
-        first[f + 1] += first[f];
-        firstRun[f + 1] += firstRun[f];
-    }
-    std::vector<std::pair<uint32_t, int64_t>> byFile(first[numFiles]);
-    std::vector<std::pair<int, int64_t>> runsByFile(runs.size());
-    {
-        std::vector<size_t> fill(first.begin(), first.end() - 1);
-        for (const RawHit &h : raw)
-            if (!isCounted(h))
-                byFile[fill[h.batchFile]++] = { h.pattern, h.end };
-        std::copy(firstRun.begin(), firstRun.end() - 1, fill.begin());
-        for (const Run &r : runs)
-            runsByFile[fill[r.file]++] = { int(r.pattern), r.count };
-    }
-
-    // Units of work: the ends of one pattern in one file, ascending (walks back from the ends of one long run
-    // share their work, where one call per end would be quadratic in the run's length). A long run of a plain
-    // pattern is cut into pieces so that one busy file does not leave the other threads idle; StartFinder
-    // gives the same answers for any subset of the ends. A YARA string's run is cut only between ends far
-    // enough apart that no start lies in the spans of both sides.
-    struct Unit
-    {
-        uint32_t file;
-        size_t begin, end;
-        uint32_t run; // the first unit of the same pattern in the same file, in `units`' order below
-        bool cut;     // may stop at the matches its condition needs (Scanner::m_matchesNeeded)
-    };
-    const auto tGrouped = m_trace ? Clock::now() : Clock::time_point {};
-    constexpr size_t kPiece = 1 << 14;
-    constexpr size_t kYaraPiece = 1 << 10; // a YARA string's end costs a few microseconds
-    std::vector<std::vector<Unit>> fileUnits(numFiles);
-    parallelFor(numFiles, threads, [&](size_t f, int) {
-        if (firstRun[f] < firstRun[f + 1]) {
-            // Ascending by pattern, one entry each. (An engine may correct a count with a negative one: see
-            // CpuEngine's speculative pieces.)
-            const auto rb = runsByFile.begin() + ptrdiff_t(firstRun[f]);
-            const auto re = runsByFile.begin() + ptrdiff_t(firstRun[f + 1]);
-            std::sort(rb, re, [](const auto &x, const auto &y) { return x.first < y.first; });
-            auto &c = counts[f];
-            for (auto it = rb; it != re; ++it) {
-                if (!c.empty() && c.back().first == it->first)
-                    c.back().second += it->second;
-                else
-                    c.push_back(*it);
-            }
-            std::erase_if(c, [](const std::pair<int, int64_t> &e) { return e.second == 0; });
-        }
-        const auto b = byFile.begin() + ptrdiff_t(first[f]);
-        const auto e = byFile.begin() + ptrdiff_t(first[f + 1]);
-        if (!std::is_sorted(b, e)) {
-            // Millions of hits in one file (runs of zeros against a hex string, say) sort about twice as fast
-            // packed into one integer each.
-            constexpr int kEndBits = 43;
-            const bool packable = std::all_of(b, e, [](const auto &h) {
-                return h.first < (1u << (63 - kEndBits)) && h.second >= 0 && h.second < (int64_t(1) << kEndBits);
-            });
-            if (packable) {
-                std::vector<uint64_t> keys;
-                keys.reserve(size_t(e - b));
-                for (auto it = b; it != e; ++it)
-                    keys.push_back(uint64_t(it->first) << kEndBits | uint64_t(it->second));
-                std::sort(keys.begin(), keys.end());
-                auto it = b;
-                for (uint64_t k : keys)
-                    *it++ = { uint32_t(k >> kEndBits), int64_t(k & ((uint64_t(1) << kEndBits) - 1)) };
-            } else {
-                std::sort(b, e);
-            }
-        }
-        for (size_t i = first[f]; i < first[f + 1];) {
-            const uint32_t pattern = byFile[i].first;
-            size_t j = i;
-            while (j < first[f + 1] && byFile[j].first == pattern)
-                ++j;
-            // YARA keeps a string's first kMaxStringMatches matches per file. Where the ends are the matches, the
-            // ends after the first kMaxStringMatches + 1 of this chunk can never be among them (the one extra tells
-            // the evaluator that the cap was reached): runs of zeros against a hex string of zeros bring millions.
-            const size_t last = endsAreMatches(pattern) ? std::min(j, i + size_t(RuleEvaluator::kMaxStringMatches) + 1) : j;
-            if (const auto &yara = m_rules.patterns[pattern].yara) {
-                // A YARA string's ends are cut only where two lie further apart than its longest match
-                // (YaraMatchFinder): no start is then tried by two units. A URL regex brought tens of
-                // thousands of ends in one file, one unit on one thread while the others waited.
-                const bool limited = YaraMatchFinder::lengthLimited(*yara);
-                const auto run = uint32_t(fileUnits[f].size());
-                // A string that may have more matches in the file than YARA records is resolved in full: YARA's
-                // warning that its matches were capped (FileResult::capped) needs them counted. The file's other
-                // chunks hold at most one end per byte; YARA reports a match per start, and a string of variable
-                // length can have several starts per end (/a{1,8}b/ eight), but no more than the file's bytes.
-                const BatchFile &chunk = batch.files[f];
-                const int64_t ends = int64_t(j - i) + chunk.fileSize - (chunk.ownEnd - chunk.ownBegin);
-                int64_t matches = ends;
-                if (yara->fixedLength <= 0) {
-                    const int maxLength = m_catalog.patterns[pattern].maxLength;
-                    const int64_t longest = maxLength >= 0 ? maxLength
-                        : limited                          ? PriorityMatcher::kScanLimit
-                                                           : chunk.fileSize;
-                    const int64_t startsPerEnd = std::max<int64_t>(1, longest - yara->minLength + 1);
-                    matches = ends > chunk.fileSize / startsPerEnd ? chunk.fileSize : ends * startsPerEnd;
-                }
-                const bool cut = matches <= RuleEvaluator::kMaxStringMatches;
-                for (size_t k = i; k < last;) {
-                    size_t e = limited ? std::min(last, k + kYaraPiece) : last;
-                    while (e < last && byFile[e].second - byFile[e - 1].second <= PriorityMatcher::kScanLimit)
-                        ++e;
-                    fileUnits[f].push_back({ uint32_t(f), k, e, run, cut });
-                    k = e;
-                }
-            } else {
-                for (size_t k = i; k < last; k += kPiece)
-                    fileUnits[f].push_back({ uint32_t(f), k, std::min(last, k + kPiece), 0, false });
-            }
-            i = j;
-        }
-    });
-    std::vector<Unit> units;
-    for (const auto &u : fileUnits) {
-        const auto base = uint32_t(units.size());
-        for (Unit unit : u) {
-            unit.run += base;
-            units.push_back(unit);
-        }
-    }
-    const auto tCut = m_trace ? Clock::now() : Clock::time_point {};
-    // Matches found so far per run of units (a string in a file), for strings whose condition needs only a few:
-    // once a run has them, its other units are skipped. Each unit finds at most that many too, so a file's
-    // total reaches the number needed exactly when all its matches would.
-    std::unique_ptr<std::atomic<int64_t>[]> found(
-        m_matchesNeeded.empty() ? nullptr : new std::atomic<int64_t>[units.size()]());
-    // Large units first, so that none is left alone at the end.
-    std::vector<uint32_t> order(units.size());
-    for (size_t i = 0; i < order.size(); ++i)
-        order[i] = uint32_t(i);
-    if (threads > 1)
-        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-            return units[a].end - units[a].begin > units[b].end - units[b].begin;
-        });
-
-    const auto tOrdered = m_trace ? Clock::now() : Clock::time_point {};
-    std::vector<std::vector<Hit>> unitHits(units.size());
-    std::mutex longestMutex;
-    double unitsMs = 0;
-    trace = {};
-    trace.longest.units = units.size();
-    parallelFor(units.size(), threads, [&](size_t k, int) {
-        const Unit &unit = units[order[k]];
-        const auto u0 = m_trace ? Clock::now() : Clock::time_point {};
-        const auto noteTime = qScopeGuard([&] {
-            if (!m_trace)
-                return;
-            const double ms = msSince(u0);
-            std::lock_guard lock(longestMutex);
-            unitsMs += ms;
-            if (ms > trace.longest.ms)
-                trace.longest = { ms, int(byFile[unit.begin].first), unit.end - unit.begin, units.size(),
-                                  batch.files[unit.file].fileSize };
-        });
-        const BatchFile &bf = batch.files[unit.file];
-        std::unique_ptr<ByteSource> file;
-        const StartFinder::ByteAt byteAt(bf.at(batch.haystack.get(), bf.holdBegin), bf.holdBegin, bf.holdEnd,
-                                         [&](int64_t offset) {
-                                             if (!file)
-                                                 file = std::make_unique<ByteSource>(bf.path);
-                                             return (*file)(offset);
-                                         });
-        const uint32_t pattern = byFile[unit.begin].first;
-        std::vector<int64_t> ends, starts;
-        ends.reserve(unit.end - unit.begin);
-        for (size_t i = unit.begin; i < unit.end; ++i)
-            ends.push_back(byFile[i].second);
-        std::vector<Hit> &out = unitHits[order[k]];
-        const bool verify = pattern < m_catalog.patterns.size() && m_catalog.patterns[pattern].verify;
-        if (const auto &yara = m_rules.patterns[pattern].yara) {
-            const int64_t needed = found && unit.cut ? m_matchesNeeded[pattern] : Condition::kAllMatches;
-            if (needed == Condition::kAllMatches) {
-                m_yara.find(*yara, int(pattern), ends, bf.fileSize, byteAt, verify, out);
-                return;
-            }
-            std::atomic<int64_t> &sofar = found[unit.run];
-            if (sofar.load(std::memory_order_relaxed) >= needed)
-                return;
-            m_yara.find(*yara, int(pattern), ends, bf.fileSize, byteAt, verify, out, size_t(needed));
-            sofar += int64_t(out.size());
-            return;
-        }
-        m_starts.leftmostStarts(int(pattern), ends, bf.fileSize, byteAt, starts, verify);
-        out.reserve(ends.size());
-        for (size_t i = 0; i < ends.size(); ++i) {
-            // -1: no match ends there, as a verified pattern's relaxed DFA may report.
-            if (starts[i] >= 0)
-                out.push_back({ int(pattern), starts[i], ends[i] - starts[i] + 1 });
-        }
-    });
-
-    const auto tStarts = m_trace ? Clock::now() : Clock::time_point {};
-    std::vector<size_t> firstUnit(numFiles + 1, 0);
-    for (size_t f = 0; f < numFiles; ++f)
-        firstUnit[f + 1] = firstUnit[f] + fileUnits[f].size();
-    parallelFor(numFiles, threads, [&](size_t f, int) {
-        const size_t b = firstUnit[f], e = firstUnit[f + 1];
-        if (e - b == 1) {
-            perFile[f] = std::move(unitHits[b]);
-            return;
-        }
-        size_t total = 0;
-        for (size_t k = b; k < e; ++k)
-            total += unitHits[k].size();
-        perFile[f].reserve(total);
-        for (size_t k = b; k < e; ++k)
-            perFile[f].insert(perFile[f].end(), unitHits[k].begin(), unitHits[k].end());
-    });
-    if (m_trace) {
-        trace.group = msBetween(t0, tGrouped);
-        trace.cut = msBetween(tGrouped, tCut);
-        trace.order = msBetween(tCut, tOrdered);
-        trace.starts = msBetween(tOrdered, tStarts);
-        trace.unitsSum = unitsMs;
-        trace.gather = msSince(tStarts);
-    }
-}
 
 int Scanner::walkListThreads(int threads)
 {
@@ -534,7 +198,7 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     setParams(initial);
     const LaunchParams startParams = currentParams();
     const int overlap = std::max(0, m_catalog.maxBoundedMatchLength() - 1);
-    m_engine.setCountedPatterns(m_counted);
+    m_engine.setCountedPatterns(m_resolver.counted());
 
     OwningQueue<FileBatch> read; // read, for the engine to prepare
     OwningQueue<FileBatch> full; // prepared, for the engine to scan
@@ -638,7 +302,8 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
             }
             const int threads = job->params.threads > 0 ? job->params.threads : hardwareThreads();
             job->startsBegan = Clock::now();
-            resolve(*job->batch, job->result, threads, job->perFile, job->perFileCounts, job->trace);
+            m_resolver.resolve(*job->batch, job->result, threads, job->perFile, job->perFileCounts, job->trace,
+                               m_trace);
             job->startsEnded = Clock::now();
             started.push(std::move(job));
         }

@@ -9,16 +9,15 @@
 #include <QByteArrayList>
 
 #include "automata/patterncatalog.h"
-#include "automata/startfinder.h"
 #include "engine/batchtelemetry.h"
 #include "engine/engine.h"
 #include "engine/hit.h"
 #include "engine/launchparams.h"
 #include "rules/ruleset.h"
 #include "scan/filewalker.h"
+#include "scan/hitresolver.h"
 #include "scan/ruleevaluator.h"
 #include "scan/walkahead.h"
-#include "scan/yaramatchfinder.h"
 
 namespace Hitscope {
 
@@ -85,42 +84,19 @@ public:
     static constexpr int kReadNice = 5;
 
     /// What resolving one batch's starts measured, for HITSCOPE_PIPELINE_TRACE.
-    struct ResolveTrace
-    {
-        // The longest unit of start finding and what it was.
-        struct LongestUnit
-        {
-            double ms = 0;
-            int pattern = -1;
-            size_t ends = 0;
-            size_t units = 0;
-            int64_t fileSize = 0;
-        } longest;
-        // In ms: grouping the hits by file, cutting units, ordering them, finding starts (wall, and summed over
-        // units), gathering each file's hits.
-        double group = 0, cut = 0, order = 0, starts = 0, unitsSum = 0, gather = 0;
-    };
+    using ResolveTrace = HitResolver::Trace;
 
 private:
     LaunchParams currentParams();
-    bool endsAreMatches(size_t pattern) const;
-    void resolve(const FileBatch &batch, const BatchResult &result, int threads,
-                 std::vector<std::vector<Hit>> &perFile, std::vector<std::vector<std::pair<int, int64_t>>> &counts,
-                 ResolveTrace &trace);
 
     const RuleSet &m_rules;
     const PatternCatalog &m_catalog;
     Engine &m_engine;
-    StartFinder m_starts;
-    YaraMatchFinder m_yara;
+    HitResolver m_resolver;
     std::mutex m_paramsMutex;
     LaunchParams m_params;
     std::atomic_int m_paramsVersion { 0 };
     std::atomic_bool m_cancel { false };
-    /// Per pattern: its matches are counted, not listed (setListHits(false)); empty when none is.
-    std::vector<bool> m_counted;
-    /// Per pattern: how many of its matches per file are worth resolving (setListHits(false)); empty: all.
-    std::vector<int64_t> m_matchesNeeded;
     bool m_anyYara = false; // conditions may read the file: the resolver keeps each file's first bytes
     bool m_trace = false;
 };

@@ -27,7 +27,8 @@ RuleSetup RuleSetup::run(const Options &options)
 
 bool RuleSetup::usable() const
 {
-    return std::any_of(catalog.patterns.begin(), catalog.patterns.end(), [](const PatternInfo &p) { return p.group >= 0; })
+    return std::any_of(catalog.patterns.begin(), catalog.patterns.end(),
+                       [](const PatternInfo &p) { return p.group >= 0; })
         || std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &r) { return r.isYara(); });
 }
 
