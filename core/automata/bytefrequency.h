@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "pattern/regex.h"
+
 namespace Hitscope {
 
 /// How often a byte occurs in what analysts scan, relative to 1/256: the most common bytes of x86-64 ELF
@@ -22,6 +28,23 @@ inline double byteFrequency(int b)
     default:
         return (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '_' ? 1.4 : 0.5;
     }
+}
+
+/// How much a position of a sequence tells, for choosing keys (HashScreen, KeyFilter): -log2 of the share of
+/// input bytes it allows (its `count` bytes' frequencies summed), less when it repeats the byte before it (runs
+/// of one byte fill data).
+inline double positionBits(const ByteSet &set, size_t count, const ByteSet *before)
+{
+    double share = 0;
+    if (count <= 16)
+        for (size_t b = set._Find_first(); b < 256; b = set._Find_next(b))
+            share += byteFrequency(int(b)) / 256;
+    else
+        share = double(count) / 256;
+    double bits = -std::log2(std::min(1.0, share));
+    if (count == 1 && before && *before == set)
+        bits -= 4;
+    return bits;
 }
 
 } // namespace Hitscope

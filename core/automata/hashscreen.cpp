@@ -14,22 +14,6 @@ namespace Hitscope {
 
 namespace {
 
-/// How much a position tells: -log2 of the share of input bytes it allows (a set's bytes summed), less when it
-/// repeats the byte before (runs of one byte fill data).
-double positionBits(const ByteSet &set, size_t count, const ByteSet *before)
-{
-    double share = 0;
-    if (count <= 16)
-        for (size_t b = set._Find_first(); b < 256; b = set._Find_next(b))
-            share += byteFrequency(int(b)) / 256;
-    else
-        share = double(count) / 256;
-    double bits = -std::log2(std::min(1.0, share));
-    if (count == 1 && before && *before == set)
-        bits -= 4;
-    return bits;
-}
-
 struct Key
 {
     int offset = -1;

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "automata/bytefrequency.h"
+#include "util/hash.h"
 
 namespace Hitscope {
 
@@ -17,23 +18,6 @@ constexpr uint32_t kHasBytes = 1, kHasPairs = 2, kHasTriples = 4, kHasQuads = 8;
 constexpr size_t kBytesAt = KeyFilter::kHeaderWords;
 constexpr size_t kPairsAt = kBytesAt + 8;
 constexpr size_t kBitmapAt = kPairsAt + 2048;
-
-/// -log2 of the share of input bytes a position allows, less for a byte that repeats the one before it (runs of
-/// one byte fill data): the order HashScreen and the screen choose their keys by.
-double positionBits(const ByteSet &set, const ByteSet *before)
-{
-    const size_t count = set.count();
-    double share = 0;
-    if (count <= 16)
-        for (size_t b = set._Find_first(); b < 256; b = set._Find_next(b))
-            share += byteFrequency(int(b)) / 256;
-    else
-        share = double(count) / 256;
-    double bits = -std::log2(std::min(1.0, share));
-    if (count == 1 && before && *before == set)
-        bits -= 4;
-    return bits;
-}
 
 /// An open-addressing table of `entries` (each `stride` words, the key first; unique by content) at the end of
 /// `words`, probed linearly from slot(key); `empty` marks a free slot. Returns the shift of slot().
@@ -88,7 +72,7 @@ void KeyFilter::add(const Sequence &seq)
     std::vector<double> firstBits(seq.size()), bitsBefore(seq.size() + 1, 0), logBefore(seq.size() + 1, 0);
     for (int i = 0; i < len; ++i) {
         const ByteSet &set = seq[size_t(i)];
-        firstBits[size_t(i)] = positionBits(set, nullptr);
+        firstBits[size_t(i)] = positionBits(set, set.count(), nullptr);
         const bool repeats = i > 0 && set.count() == 1 && set == seq[size_t(i - 1)];
         bitsBefore[size_t(i) + 1] = bitsBefore[size_t(i)] + firstBits[size_t(i)] - (repeats ? 4 : 0);
         logBefore[size_t(i) + 1] = logBefore[size_t(i)] + std::log2(double(set.count()));
@@ -209,6 +193,7 @@ void KeyFilter::build()
         m_words[5] = uint32_t(placeSlots(triples, 2, 0xffffffffu, tripleSlot, m_words));
         m_longestProbe += probeLength(m_words, m_words[4], (m_words.size() - m_words[4]) / 2, 2, 0xffffffffu);
     }
+    m_fingerprint = hashBytes(m_words.size(), m_words.data(), m_words.size() * sizeof(uint32_t));
 }
 
 bool KeyFilter::keyAt(const uint8_t *data, int64_t available, int *first, int *last, uint32_t *classes) const

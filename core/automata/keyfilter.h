@@ -46,6 +46,8 @@ public:
         return length >= 1 && length <= kMaxKeyLength ? m_keyCount[size_t(length - 1)] : 0;
     }
     const std::vector<uint32_t> &words() const { return m_words; }
+    /// A hash of words(), set by build(): the GPU engine's test for tables it has uploaded.
+    uint64_t fingerprint() const { return m_fingerprint; }
     /// The longest sequence.
     int longest() const { return m_longest; }
     /// The most slots one probe of the hash tables reads (the longest run of occupied slots, and the free one
@@ -91,6 +93,7 @@ private:
     std::array<size_t, kMaxKeyLength> m_keyCount {};
     int m_longest = 0;
     int m_longestProbe = 1;
+    uint64_t m_fingerprint = 0;
 };
 
 } // namespace Hitscope

@@ -14,23 +14,17 @@
 #include "cpu/atommarks.h"
 #include "cpu/lazycaches.h"
 #include "cpu/xorscreen.h"
+#include "util/elapsed.h"
 #include "util/parallel.h"
 
 namespace Hitscope {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Walks interleaved per thread (see DfaWalker::runQueue).
 constexpr int kLanes = 8;
 constexpr int kMaxSegmentsPerItem = 256;
 constexpr int64_t kItemBytes = 4 << 20;
-
-double msSince(Clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // One DFA walk over file bytes [pos, end) of one batch file, reporting ends in [ownBegin, ownEnd).
 struct Walk

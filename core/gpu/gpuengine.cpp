@@ -21,6 +21,7 @@
 #include "gpu/vulkanhostbuffer.h"
 #include "gpu/vulkanstaging.h"
 #include "gpu/vulkantransfer.h"
+#include "util/elapsed.h"
 #include "util/logcategories.h"
 #include "util/parallel.h"
 #include "util/runtimeswitches.h"
@@ -28,13 +29,6 @@
 namespace Hitscope {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 constexpr int kSegmentWords = 8;
 constexpr int kHitWords = 4;
@@ -1443,10 +1437,8 @@ bool GpuEngine::ensureKeyPass(const KeyFilter &keys, QRhiResourceUpdateBatch *up
         }
         m_keyPipeline = std::move(p);
     }
-    // Another catalog's filter may live where this one's did: compared by content (a few hundred KiB at most).
-    uint64_t fingerprint = 1469598103934665603ull;
-    for (uint32_t w : words)
-        fingerprint = (fingerprint ^ w) * 1099511628211ull;
+    // Another catalog's filter may live where this one's did: compared by content, hashed once when built.
+    const uint64_t fingerprint = keys.fingerprint();
     if (m_keyTablesFingerprint != fingerprint || m_keyTablesWords != words.size()) {
         updates->uploadStaticBuffer(m_keyTables.get(), 0, int(words.size() * 4), words.data());
         m_keyTablesFingerprint = fingerprint;

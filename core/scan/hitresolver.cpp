@@ -11,23 +11,12 @@
 #include <QScopeGuard>
 
 #include "scan/ruleevaluator.h"
+#include "util/elapsed.h"
 #include "util/parallel.h"
 
 namespace Hitscope {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double msBetween(Clock::time_point a, Clock::time_point b)
-{
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-double msSince(Clock::time_point t0)
-{
-    return msBetween(t0, Clock::now());
-}
 
 // Reads bytes for start finding from the file: those before the chunk that only an unbounded pattern's start
 // reaches (ByteAt reads the chunk's own from the batch).

@@ -17,6 +17,7 @@
 #include "scan/batcher.h"
 #include "scan/hitresolver.h"
 #include "scan/walkahead.h"
+#include "util/elapsed.h"
 #include "util/logcategories.h"
 #include "util/owningqueue.h"
 #include "util/parallel.h"
@@ -26,18 +27,6 @@
 namespace Hitscope {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double msBetween(Clock::time_point a, Clock::time_point b)
-{
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-double msSince(Clock::time_point t0)
-{
-    return msBetween(t0, Clock::now());
-}
 
 // A batch the engine has scanned, on its way to the resolver with what it needs.
 struct Scanned

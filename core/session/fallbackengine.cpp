@@ -1,19 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "fallbackengine.h"
 
-#include <chrono>
 #include <utility>
 
+#include "util/elapsed.h"
+
 namespace Hitscope {
-
-namespace {
-
-double msSince(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-} // namespace
 
 FallbackEngine::FallbackEngine(std::unique_ptr<GpuEngine> gpu)
     : m_gpu(std::move(gpu))
@@ -41,7 +33,7 @@ void FallbackEngine::setCountedPatterns(const std::vector<bool> &counted)
 bool FallbackEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                           const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     CpuEngine &cpu = catalog.tablelessGroups() > 0 ? m_screens : m_dfas;
     // The batch that finds the device failed says so, and so does the first after a failed prepare(); the
     // batches after them run on the CPU engine without a word each.
@@ -56,7 +48,7 @@ bool FallbackEngine::scan(const FileBatch &batch, const PatternCatalog &catalog,
     if (m_gpu->scan(batch, catalog, params, carryIn, result, &gpuError)) {
         bool screened = true;
         if (result.screensPending) {
-            const auto h0 = std::chrono::steady_clock::now();
+            const auto h0 = Clock::now();
             const CpuEngine::KeyBlocks blocks { result.screenBlocks.data(), int64_t(result.screenBlocks.size()) * 8 };
             BatchResult host;
             screened = m_screens.scanScreens(batch, catalog, params, blocks, host);
