@@ -128,6 +128,10 @@ private Q_SLOTS:
         QTest::addRow("gpu, hit ring of 1")
             << QStringList { QStringLiteral("--engine"), QStringLiteral("gpu"), QStringLiteral("--hit-capacity"),
                              QStringLiteral("1"), QStringLiteral("--batch-bytes"), QStringLiteral("1M") };
+        // Every string in DFA tables instead of the default key screen, on either engine: the same hits.
+        QTest::addRow("gpu, --gpu-dfas") << QStringList { QStringLiteral("--engine"), QStringLiteral("gpu"),
+                                                          QStringLiteral("--gpu-dfas") };
+        QTest::addRow("cpu, --gpu-dfas") << QStringList { QStringLiteral("--gpu-dfas") };
     }
 
     void jsonHitsEqualOracle()
