@@ -161,6 +161,22 @@ RawOutcome rawScanWith(Engine &engine, const std::vector<bool> &counted, const R
     return out;
 }
 
+// The catalog the CLI compiles for either engine by default (the GPU's key screen, the CPU's screens).
+PatternCatalog compileTableless(const RuleSet &rules)
+{
+    CompileOptions options;
+    options.tableless = true;
+    return PatternCatalog::compile(rules, options);
+}
+
+// `lits` written as a literal list at `path` (one per line) and loaded.
+RuleSet loadList(const QString &path, const QList<QByteArray> &lits)
+{
+    if (!TestUtil::writeFile(path, lits.join('\n') + '\n'))
+        qFatal("cannot write %s", qPrintable(path));
+    return RuleLoader::loadFiles({ path });
+}
+
 // Every end per (file, pattern), counted or not.
 std::map<CountKey, int64_t> endsPerFileAndPattern(const RawOutcome &o)
 {
@@ -378,9 +394,7 @@ private Q_SLOTS:
 
     void tablelessCatalogSameHitsAsCpu()
     {
-        CompileOptions options;
-        options.tableless = true;
-        const PatternCatalog tableless = PatternCatalog::compile(m_rules, options);
+        const PatternCatalog tableless = compileTableless(m_rules);
         QVERIFY(tableless.rejections.empty());
         QVERIFY(tableless.tablelessGroups() > 0);
         QVERIFY(tableless.prefilter && !tableless.prefilter->keyFilter.empty());
@@ -410,9 +424,7 @@ private Q_SLOTS:
     /// from batch to batch in the catalog's numbering of unbounded groups, not the device's.
     void tablelessCatalogCountedSameAsCpu()
     {
-        CompileOptions options;
-        options.tableless = true;
-        const PatternCatalog tableless = PatternCatalog::compile(m_countRules, options);
+        const PatternCatalog tableless = compileTableless(m_countRules);
         QVERIFY(tableless.rejections.empty());
         QVERIFY(tableless.tablelessGroups() > 0);
         size_t unboundedWithTables = 0;
@@ -457,9 +469,7 @@ private Q_SLOTS:
         QVERIFY(TestUtil::writeFile(tsv, text));
         const RuleSet rules = RuleLoader::loadFiles({ tsv });
         QVERIFY(rules.rejections.empty());
-        CompileOptions options;
-        options.tableless = true;
-        const PatternCatalog catalog = PatternCatalog::compile(rules, options);
+        const PatternCatalog catalog = compileTableless(rules);
         QVERIFY(catalog.prefilter);
         const KeyFilter &keys = catalog.prefilter->keyFilter;
         for (int length : { 1, 2, 3, 4, 6, 8 })
@@ -527,13 +537,9 @@ private Q_SLOTS:
             }
         }
         QTemporaryDir tmp;
-        const QString list = tmp.filePath(QStringLiteral("long.txt"));
-        QVERIFY(TestUtil::writeFile(list, lits.join('\n') + '\n'));
-        const RuleSet rules = RuleLoader::loadFiles({ list });
+        const RuleSet rules = loadList(tmp.filePath(QStringLiteral("long.txt")), lits);
         QVERIFY(rules.rejections.empty());
-        CompileOptions options;
-        options.tableless = true;
-        const PatternCatalog catalog = PatternCatalog::compile(rules, options);
+        const PatternCatalog catalog = compileTableless(rules);
         QVERIFY(catalog.prefilter && catalog.tablelessGroups() > 0);
         QCOMPARE(catalog.prefilter->keyFilter.longest(), 900);
         const QString dir = tmp.filePath(QStringLiteral("files"));
@@ -576,13 +582,9 @@ private Q_SLOTS:
             lits << w;
         }
         QTemporaryDir tmp;
-        const QString list = tmp.filePath(QStringLiteral("shared.txt"));
-        QVERIFY(TestUtil::writeFile(list, lits.join('\n') + '\n'));
-        const RuleSet rules = RuleLoader::loadFiles({ list });
+        const RuleSet rules = loadList(tmp.filePath(QStringLiteral("shared.txt")), lits);
         QVERIFY(rules.rejections.empty());
-        CompileOptions options;
-        options.tableless = true;
-        const PatternCatalog catalog = PatternCatalog::compile(rules, options);
+        const PatternCatalog catalog = compileTableless(rules);
         QVERIFY(catalog.prefilter);
         QVERIFY2(catalog.prefilter->keyFilter.longestProbe() > 900,
                  qPrintable(QString::number(catalog.prefilter->keyFilter.longestProbe())));
