@@ -1,25 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <array>
 #include <atomic>
-#include <list>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
 #include "automata/patterncatalog.h"
 #include "engine/engine.h"
+#include "gpu/dispatchplans.h"
+#include "gpu/gpubatchprofile.h"
 #include "gpu/rhidevice.h"
+#include "gpu/scandispatch.h"
 #include "util/parallel.h"
 
 namespace Hitscope {
 
+struct BatchPlan;
+class FrameStaging;
 class GpuTimer;
+class HaystackPrefetcher;
+class HostImports;
 class KeyFilter;
-class VulkanHostBuffer;
-class VulkanStaging;
-class VulkanTransfer;
+class KeyPass;
+class ScanPipelines;
 
 /**
  * The GPU engine on QRhi compute: per batch one upload (haystack and a small segment table) and a frame of
@@ -82,7 +84,7 @@ public:
     /// Why the last prepare() failed (once; empty when it did not).
     QString takePrepareError() { return std::exchange(m_prepareError, QString()); }
     /// Batches whose haystack was on the GPU before their scan began (see setNext()).
-    int64_t batchesPrefetched() const { return m_batchesPrefetched; }
+    int64_t batchesPrefetched() const;
     /// Whether batches are copied on a queue of their own, beside the scan (and so also by copyAhead()).
     bool copiesBesideScans() const;
 
@@ -98,9 +100,6 @@ public:
                             int repeats, QString *error);
 
 private:
-    struct Plan;
-    struct Phase;
-    struct HostImports;
     /// A catalog of tableless groups (CompileOptions::tableless) as the GPU runs it: the groups with tables that the
     /// prefilter does not cover, walked by the scan kernel, and the prefilter's keys, marked by the key kernel;
     /// the host runs the screens where keys were marked, and the windows (BatchResult::screenBlocks).
@@ -114,62 +113,76 @@ private:
         size_t sourceUnbounded = 0;
         bool screenedOnDevice = false; ///< a group of `device` holds a pattern the screens report
     };
+    /// One frame's work: the items of its phases, their Params blocks and the queue's size; with `withBatch`, the
+    /// batch's uploads (and with `keys`, the key kernel first).
+    struct FrameWork
+    {
+        std::vector<uint32_t> phaseItems;
+        std::vector<uint32_t> paramWords;
+        int queueWords = 0;
+        uint32_t attemptsBefore = 0; ///< later frames append to the same hit ring
+        bool withBatch = false;
+        bool resident = false;
+        const KeyFilter *keys = nullptr;
+    };
+    /// The frames of a batch: hits attempted, items scanned again, passes and frames run.
+    struct FramesRun
+    {
+        uint32_t attempts = 0;
+        int64_t rescanned = 0;
+        int passes = 0;
+        bool overflow = false;
+    };
+
+    explicit GpuEngine(std::unique_ptr<RhiDevice> device);
     const Screened &screenedFor(const PatternCatalog &catalog);
+    /// The catalog the device runs for `catalog`, and the key filter it marks with (null: none).
+    const PatternCatalog &deviceCatalog(const PatternCatalog &catalog, const KeyFilter **keys);
     /// scan() for a catalog of tableless groups: the GPU's part.
     bool scanScreened(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                       const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
                       const FileBatch *next);
-    bool ensureKeyPass(const KeyFilter &keys, QRhiResourceUpdateBatch *updates, int64_t blockWords, QString *error);
-    struct Pipeline
-    {
-        int workgroupSize = 0;
-        bool counting = true;
-        std::unique_ptr<QRhiComputePipeline> pipeline;
-    };
-
-    explicit GpuEngine(std::unique_ptr<RhiDevice> device);
-    bool ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBatch *updates, int64_t *uploaded,
-                      QString *error);
     bool ensureBuffer(std::unique_ptr<QRhiBuffer> &buffer, QRhiBuffer::Type type, QRhiBuffer::UsageFlags usage,
                       int64_t bytes, QString *error);
+    bool ensureTables(const PatternCatalog &catalog, QRhiResourceUpdateBatch *updates, int64_t *uploaded,
+                      QString *error);
     bool ensureBindings(QString *error);
-    /// The scan kernel of that workgroup size, with the counting code when `counting` (see setCountedPatterns).
-    QRhiComputePipeline *pipelineFor(int workgroupSize, bool counting, bool *cacheHit, QString *error);
-    const Plan &planFor(const std::vector<uint32_t> &queueLens, int lanes, uint32_t budget, bool *cacheHit);
     /// With `next`, starts copying that batch's haystack before this one's frames (see setNext()).
-    /// With `keys`, the key kernel marks the batch's blocks first, into m_keyBlockWords.
+    /// With `keys`, the key kernel marks the batch's blocks first (m_keyPass).
     bool runOnGpu(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                   const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error,
                   const FileBatch *next = nullptr, const KeyFilter *keys = nullptr);
-    /// Bytes of the haystack buffer for `batch` (its buffer's capacity, so that a ramp does not regrow it).
-    int64_t haystackBufferBytes(const FileBatch &batch) const;
-    /// One frame: uploads (the haystack and segment table with `upload`), one compute pass per phase of
-    /// `phaseItems` items (parameters from `paramWords`), then the queue read back into `queue`.
-    /// `resident`: the haystack is in m_haystack already (prefetched), only the segment table is uploaded.
+    /// Whether the batch's haystack was copied ahead (swapped into m_haystack); false with `error` when the
+    /// copy failed.
+    bool takePrefetched(const FileBatch &batch, bool *resident, QString *error);
+    /// Every frame of a batch: the main phases and fix-up passes until the unbounded groups settle, again with
+    /// a larger ring while the hits overflow it.
+    bool runFrames(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                   const BatchPlan &plan, bool resident, const KeyFilter *keys, BatchTelemetry &t, FramesRun &run,
+                   QString *error);
+    /// The frames of one ring capacity: false with `error` on a failure; run.overflow when the ring filled.
+    bool runPasses(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                   const BatchPlan &plan, int64_t capacity, bool withBatch, bool resident, const KeyFilter *keys,
+                   BatchTelemetry &t, FramesRun &run, QString *error);
+    /// The read-back of the batch's results, decoded into `result`.
+    bool finishBatch(const FileBatch &batch, const PatternCatalog &catalog, const BatchPlan &plan,
+                     const FramesRun &run, BatchResult &result, QString *error);
+    /// One frame: uploads, the key kernel, one compute pass per phase, then the queue read back into `queue`.
     bool runFrame(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
-                  const std::vector<uint32_t> &phaseItems, const std::vector<uint32_t> &paramWords, int queueWords,
-                  uint32_t attemptsBefore, bool upload, bool resident, const KeyFilter *keys, BatchTelemetry &t,
-                  std::vector<uint32_t> &queue, QString *error);
-    /// The device's import of `batch`'s haystack (one of newHaystack()'s) when it holds `bytes`; else null.
-    const VulkanHostBuffer *importedBuffer(const FileBatch &batch, int64_t bytes) const;
-    /// Starts copying `next`'s haystack into m_spareHaystack, when the device imported it and no other copy
-    /// holds the spare buffer. Called with m_prefetchMutex held.
-    void startPrefetch(const FileBatch &next, bool mayGrowSpare);
-    /// Waits for a copy in flight and forgets it; copyAhead() does nothing until prepare() has run again.
-    void dropPrefetch();
+                  const FrameWork &work, BatchTelemetry &t, std::vector<uint32_t> &queue, QString *error);
+    /// Buffers, tables, bindings, key tables and pipeline of a frame, with their uploads in `updates`.
+    QRhiComputePipeline *setUpFrame(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
+                                    const FrameWork &work, int paramsBytes, QRhiResourceUpdateBatch *updates,
+                                    BatchTelemetry &t, QString *error);
+    /// Records and submits a frame whose uploads are staged.
+    bool submitFrame(const FrameWork &work, QRhiResourceUpdateBatch *updates, const ScanDispatch::Recording &rec,
+                     int64_t haystackBytes, QString *error);
+    /// Nothing a failed frame queued reaches the device: the next batch uploads its tables again.
+    void forgetUploads();
 
     std::unique_ptr<RhiDevice> m_device;
     std::unique_ptr<Screened> m_screened;
-    // The key kernel's buffers, bindings and pipeline, the filter whose tables are uploaded, and what it marked.
-    std::unique_ptr<QRhiBuffer> m_keyParams;
-    std::unique_ptr<QRhiBuffer> m_keyTables;
-    std::unique_ptr<QRhiBuffer> m_keyBlocks;
-    std::unique_ptr<QRhiShaderResourceBindings> m_keyBindings;
-    std::array<const QRhiBuffer *, 4> m_keyBound {};
-    std::unique_ptr<QRhiComputePipeline> m_keyPipeline;
-    uint64_t m_keyTablesFingerprint = 0;
-    size_t m_keyTablesWords = 0;
-    std::vector<uint32_t> m_keyBlockWords; // [0] invocations completed, then a bit per block
+    std::unique_ptr<KeyPass> m_keyPass;
     bool m_loopLimited = false;
     std::atomic_bool m_disabled { false }; // a device error: the rest runs on the CPU (read by prepareBatch too)
     QString m_prepareError;  // why prepare() failed, for the next scan() to report
@@ -177,7 +190,6 @@ private:
 
     std::unique_ptr<QRhiBuffer> m_params;
     std::unique_ptr<QRhiBuffer> m_haystack;
-    std::unique_ptr<QRhiBuffer> m_spareHaystack; // the next batch's, copied while m_haystack's is scanned
     std::unique_ptr<QRhiBuffer> m_transitions;
     std::unique_ptr<QRhiBuffer> m_aux;
     std::unique_ptr<QRhiBuffer> m_segments;
@@ -196,35 +208,17 @@ private:
     std::vector<bool> m_tablesCounted; // the counted set flagged in the uploaded accept entries
     int64_t m_hitCapacity = 0; // grows when a batch overflows (automatic capacity)
 
-    std::list<Pipeline> m_pipelines; // most recently used first
-    std::list<std::pair<uint64_t, std::unique_ptr<Plan>>> m_plans;
+    std::unique_ptr<ScanPipelines> m_pipelines;
+    DispatchPlans m_plans;
     std::unique_ptr<GpuTimer> m_timer;
     std::unique_ptr<GpuTimer> m_uploadTimer; // profiling only: the copies from the staging buffer
-    // Profiling only, per batch: the copy into the staging buffer (host), the GPU's copies out of it, frame waits.
-    double m_profileStagingMs = 0;
-    double m_profileUploadMs = 0;
-    double m_profileFrameWaitMs = 0;
-    double m_profileSetupMs = 0; // buffers (re)created, tables uploaded, pipeline made
-    std::unique_ptr<VulkanStaging> m_staging;
-    std::unique_ptr<VulkanTransfer> m_transfer; // null: no prefetching
-    // m_transfer, m_prefetched and which buffer is the spare: copyAhead() runs on the preparing thread.
-    std::mutex m_prefetchMutex;
-    bool m_copyAheadOpen = false; // from the end of prepare() to the next dropPrefetch()
-    const FileBatch *m_next = nullptr;          // setNext()'s, until the next scan() starts copying it
-    // The batch being copied into m_spareHaystack (compared by address, buffer, index and size: batches and their
-    // buffers are reused).
-    struct Prefetched
-    {
-        const FileBatch *batch = nullptr;
-        const uint8_t *haystack = nullptr;
-        int index = -1;
-        int64_t used = 0;
-    } m_prefetched;
-    int64_t m_batchesPrefetched = 0;
-    double m_profileTransferWaitMs = 0; // profiling only: waited for the prefetch copy
+    bool m_profiling = false;                // HITSCOPE_GPU_PROFILE: per-batch host phase times in the log
+    GpuBatchProfile m_profile;
+    std::unique_ptr<FrameStaging> m_staging;
     std::shared_ptr<HostImports> m_hostImports; // shared with the haystacks' deleters, which may outlive us
+    std::unique_ptr<HaystackPrefetcher> m_prefetcher; // null: no copying ahead
+    const FileBatch *m_next = nullptr; // setNext()'s, until the next scan() starts copying it
     std::vector<uint32_t> m_segmentWords; // the segment table and carried states, kept to avoid reallocating
-    bool m_profile = false;               // HITSCOPE_GPU_PROFILE: per-batch host phase times on stderr
     // Host threads the engine's own work may use (LaunchParams::threads of the latest batch, else all): segment
     // tables, hit conversion, copies, page touching. Read by the reader thread too (newHaystack).
     std::atomic<int> m_threads { hardwareThreads() };

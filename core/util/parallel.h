@@ -40,6 +40,20 @@ void parallelFor(size_t count, int threads, F &&fn, WorkerPool &pool = WorkerPoo
         pool);
 }
 
+/// Runs fn(begin, end, slice) over [0, count) in contiguous slices of at least `minSlice`, one per worker and
+/// `maxThreads` at most: for work whose outputs must stay in index order (slice k's before slice k+1's).
+template<typename F>
+void parallelSlices(size_t count, size_t minSlice, int maxThreads, F &&fn)
+{
+    const size_t threads = std::min<size_t>(size_t(std::max(1, maxThreads)),
+                                            std::max<size_t>(1, count / std::max<size_t>(1, minSlice)));
+    const size_t part = (count + threads - 1) / threads;
+    runWorkers(int(threads), [&](int k) {
+        const size_t begin = std::min(count, size_t(k) * part);
+        fn(begin, std::min(count, begin + part), size_t(k));
+    });
+}
+
 /// Lowers the calling thread's priority by `steps` nice levels (Linux, where nice values are per thread and the
 /// threads it starts inherit its level); does nothing for 0.
 inline void lowerThreadPriority(int steps)
