@@ -18,8 +18,12 @@
 #include "scan/hitresolver.h"
 #include "scan/ruleevaluator.h"
 #include "scan/walkahead.h"
+#include "util/elapsed.h"
 
 namespace Hitscope {
+
+class Batcher;
+class FileAssembler;
 
 struct ScanSummary
 {
@@ -87,7 +91,25 @@ public:
     using ResolveTrace = HitResolver::Trace;
 
 private:
+    struct Run;
+    struct Scanned;
+
     LaunchParams currentParams();
+    /// The stages of a run, each on a thread of its own but scanBatches(), which runs on the caller's.
+    void readBatches(Run &run, const QByteArrayList &paths, const WalkOptions &walk, std::unique_ptr<WalkAhead> walked);
+    void prepareBatches(Run &run);
+    void scanBatches(Run &run);
+    void findStarts(Run &run);
+    void reportFiles(Run &run);
+    /// The batcher's sizes and threads from the launch parameters, when they changed since `seenVersion`.
+    void applySizes(Batcher &batcher, int &seenVersion);
+    /// After a cancel (not an engine failure), `batch` and every later one go back unreported.
+    bool dropping(Run &run, bool &dropped, std::unique_ptr<FileBatch> &batch);
+    /// One batch's problems, files (through `files`) and telemetry, to the callbacks.
+    void reportBatch(Run &run, Scanned &job, FileAssembler &files, LaunchParams &previous,
+                     Clock::time_point &lastDone);
+    void tracePipeline(const Run &run, const Scanned &job, const FileAssembler &files, Clock::time_point filesBegan,
+                       Clock::time_point filesDecided, Clock::time_point now) const;
 
     const RuleSet &m_rules;
     const PatternCatalog &m_catalog;
@@ -97,7 +119,6 @@ private:
     LaunchParams m_params;
     std::atomic_int m_paramsVersion { 0 };
     std::atomic_bool m_cancel { false };
-    bool m_anyYara = false; // conditions may read the file: the resolver keeps each file's first bytes
     bool m_trace = false;
 };
 
