@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -54,7 +55,19 @@ public:
                  Trace &trace, bool traced);
 
 private:
+    struct Unit;
+    struct Work;
+
     bool endsAreMatches(size_t pattern) const;
+    void groupByFile(Work &work) const;
+    void cutUnits(Work &work, size_t file) const;
+    void cutYaraUnits(Work &work, size_t file, size_t begin, size_t end, size_t last) const;
+    void flattenUnits(Work &work) const;
+    void orderUnits(Work &work) const;
+    /// Finds the starts of every unit; returns the milliseconds summed over units when `traced`.
+    double findStarts(Work &work, Trace &trace, bool traced) const;
+    void findUnitStarts(const Work &work, const Unit &unit, std::atomic<int64_t> *found, std::vector<Hit> &out) const;
+    void gatherFiles(Work &work, std::vector<std::vector<Hit>> &perFile) const;
 
     const RuleSet &m_rules;
     const PatternCatalog &m_catalog;
