@@ -13,6 +13,7 @@
 
 #include "formatting.h"
 #include "qcustomplotinclude.h"
+#include "report/telemetrylog.h"
 
 namespace Hitscope {
 
@@ -26,9 +27,12 @@ const QColor kMarkerColor(0xe6, 0x7e, 0x22);
 
 } // namespace
 
-BatchCharts::BatchCharts(QWidget *parent)
+BatchCharts::BatchCharts(const TelemetryLog *log, QWidget *parent)
     : QWidget(parent)
+    , m_log(log)
 {
+    connect(log, &TelemetryLog::batchAdded, this, &BatchCharts::addBatch);
+    connect(log, &TelemetryLog::cleared, this, &BatchCharts::clear);
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("batchPlot"));
     m_plot->setMouseTracking(true);
@@ -165,15 +169,12 @@ void BatchCharts::addBatch(const BatchTelemetry &t)
     m_graphs[WallTime]->addData(key, t.wallMs);
     if (t.paramsChanged && m_points > 0)
         addMarker(key);
-    m_history.insert(t.index, t);
     m_lastKey = std::max(m_lastKey, key);
     ++m_points;
 
     const double oldest = m_lastKey - kWindow;
     for (QCPGraph *g : m_graphs)
         g->data()->removeBefore(oldest);
-    while (!m_history.isEmpty() && m_history.firstKey() < oldest)
-        m_history.erase(m_history.begin());
     while (!m_markers.isEmpty() && m_markers.first().key < oldest) {
         for (QCPAbstractItem *item : std::as_const(m_markers.first().items))
             m_plot->removeItem(item);
@@ -191,7 +192,6 @@ void BatchCharts::clear()
             m_plot->removeItem(item);
     }
     m_markers.clear();
-    m_history.clear();
     m_lastKey = -1;
     m_points = 0;
     m_markerCount = 0;
@@ -301,17 +301,17 @@ void BatchCharts::applyPalette()
 void BatchCharts::onMouseMove(QMouseEvent *event)
 {
     QCPAxisRect *rect = m_plot->axisRectAt(event->position());
-    if (!rect || m_history.isEmpty()) {
+    if (!rect || m_log->batches().isEmpty()) {
         QToolTip::hideText();
         return;
     }
     const int index = qRound(rect->axis(QCPAxis::atBottom)->pixelToCoord(event->position().x()));
-    const auto it = m_history.constFind(index);
-    if (it == m_history.cend()) {
+    const BatchTelemetry *found = index >= m_lastKey - kWindow ? m_log->find(index) : nullptr;
+    if (!found) {
         QToolTip::hideText();
         return;
     }
-    const BatchTelemetry &t = *it;
+    const BatchTelemetry &t = *found;
     QString text = tr("<b>Batch %1</b>%2<br>%3 files, %4 (%5 segments)<br>"
                       "Occupancy: %6%<br>Up: %7, down: %8<br>Hits: %9 (%10 per MiB)<br>"
                       "Throughput: %11 GB/s<br>GPU: %12 ms, wall: %13 ms<br>%14 %15")

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <QElapsedTimer>
-#include <QMap>
 #include <QVector>
 #include <QWidget>
 
@@ -17,11 +16,14 @@ class QTimer;
 
 namespace Hitscope {
 
+class TelemetryLog;
+
 /**
  * Live per-batch charts, one point per batch, stacked on a shared batch axis: occupancy, bytes moved (up and
  * down), hit density, throughput, GPU and wall time. Scrolls over the last window of batches, marks the batches
  * where launch parameters changed, and shows a batch's numbers as a tooltip. Bursts of batches are coalesced into
- * one queued replot, at most about 30 per second.
+ * one queued replot, at most about 30 per second. Plots what `log` (the window's one store of a scan's
+ * telemetry) receives, and clears with it.
  */
 class BatchCharts : public QWidget
 {
@@ -29,25 +31,19 @@ class BatchCharts : public QWidget
 public:
     enum Metric { Occupancy, BytesUp, BytesDown, HitDensity, Throughput, GpuTime, WallTime, NUM_METRICS };
 
-    explicit BatchCharts(QWidget *parent = nullptr);
+    explicit BatchCharts(const TelemetryLog *log, QWidget *parent = nullptr);
 
     /// Batches plotted since the last clear() (the plot itself keeps only the scrolling window).
     int pointCount() const { return m_points; }
     int markerCount() const { return m_markerCount; }
     QCPGraph *graph(Metric metric) const { return m_graphs[metric]; }
     QCustomPlot *plot() const { return m_plot; }
-    /// The batches still in the window, by index.
-    const QMap<int, BatchTelemetry> &history() const { return m_history; }
 
     /// Asks for OpenGL drawing (off by default). Returns whether the plot now draws with OpenGL; false, with
     /// `why` set when asked for, where the platform has no OpenGL or QCustomPlot was built without it: the plot
     /// then keeps drawing in software.
     bool setOpenGl(bool on, QString *why = nullptr);
     bool openGl() const;
-
-public Q_SLOTS:
-    void addBatch(const Hitscope::BatchTelemetry &telemetry);
-    void clear();
 
 protected:
     void changeEvent(QEvent *event) override;
@@ -59,6 +55,8 @@ private:
         QVector<QCPAbstractItem *> items;
     };
 
+    void addBatch(const BatchTelemetry &telemetry);
+    void clear();
     QCPAxisRect *addPanel(const QString &title);
     QCPGraph *addGraph(QCPAxisRect *rect, const QString &name, const QColor &color);
     void addMarker(double key);
@@ -68,10 +66,10 @@ private:
     void applyPalette();
     void onMouseMove(QMouseEvent *event);
 
+    const TelemetryLog *m_log;
     QCustomPlot *m_plot = nullptr;
     QVector<QCPAxisRect *> m_rects;
     QCPGraph *m_graphs[NUM_METRICS] = {};
-    QMap<int, BatchTelemetry> m_history;
     QVector<Marker> m_markers;
     QTimer *m_replotTimer = nullptr;
     QElapsedTimer m_sinceReplot;

@@ -41,6 +41,7 @@
 #include "report/hitexporter.h"
 #include "report/hitstablemodel.h"
 #include "report/rulesummarymodel.h"
+#include "report/telemetrylog.h"
 #include "rulesetpanel.h"
 #include "sweepdialog.h"
 #include "session/scanjob.h"
@@ -135,6 +136,11 @@ struct HitExportState
     bool ok = false;  // set by the thread before it finishes
     QString error;
 };
+
+const QVector<BatchTelemetry> &MainWindow::telemetry() const
+{
+    return m_telemetry->batches();
+}
 
 MainWindow::~MainWindow()
 {
@@ -328,10 +334,10 @@ void MainWindow::onExportTelemetry()
     if (path.isEmpty())
         return;
     QString error;
-    if (!HitExporter::writeTelemetry(path, m_telemetry, &error))
+    if (!HitExporter::writeTelemetry(path, m_telemetry->batches(), &error))
         warn(tr("Export failed"), error);
     else
-        statusBar()->showMessage(tr("%n batch(es) exported to %1", nullptr, int(m_telemetry.size()))
+        statusBar()->showMessage(tr("%n batch(es) exported to %1", nullptr, int(m_telemetry->batches().size()))
                                      .arg(QDir::toNativeSeparators(path)));
 }
 
@@ -361,7 +367,8 @@ void MainWindow::setupLayout()
     m_dropZone = new DropZone(this);
     m_rules = new RuleSetPanel(this);
     m_params = new LaunchParamsPanel(this);
-    m_charts = new BatchCharts(this);
+    m_telemetry = new TelemetryLog(this);
+    m_charts = new BatchCharts(m_telemetry, this);
     m_hitsView = new HitsView(m_model, this);
     m_problems = new ProblemsPanel(this);
 
@@ -480,8 +487,7 @@ void MainWindow::connectJob()
         m_problems->addProblem(ProblemsPanel::Kind::Engine, {}, message);
         showBanner(message);
     });
-    connect(m_job, &ScanJob::batchFinished, m_charts, &BatchCharts::addBatch);
-    connect(m_job, &ScanJob::batchFinished, this, [this](const BatchTelemetry &t) { m_telemetry.push_back(t); });
+    connect(m_job, &ScanJob::batchFinished, m_telemetry, &TelemetryLog::append);
     connect(m_job, &ScanJob::progress, this, &MainWindow::onProgress);
     connect(m_job, &ScanJob::finished, this, &MainWindow::onFinished);
     connect(m_job, &ScanJob::failed, this, &MainWindow::onFailed);
@@ -531,8 +537,7 @@ bool MainWindow::onScan()
 
     m_model->clear();
     m_ruleSummary->clear();
-    m_charts->clear();
-    m_telemetry.clear();
+    m_telemetry->clear();
     m_totalBytes = 0;
     m_totalFiles = 0;
     m_cancelRequested = false;

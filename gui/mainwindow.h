@@ -22,6 +22,7 @@ class QTimer;
 namespace Hitscope {
 
 class BatchCharts;
+class TelemetryLog;
 class DropZone;
 class HitsTableModel;
 class HitsView;
@@ -50,7 +51,8 @@ public:
     HitsTableModel *hitsModel() const { return m_model; }
     RuleSummaryModel *ruleSummaryModel() const { return m_ruleSummary; }
     /// Every batch of the last (or running) scan, for export; the charts keep only a window.
-    const QVector<BatchTelemetry> &telemetry() const { return m_telemetry; }
+    const QVector<BatchTelemetry> &telemetry() const;
+    TelemetryLog *telemetryLog() const { return m_telemetry; }
     QAction *exportHitsAction() const { return m_exportHitsAction; }
     QAction *exportTelemetryAction() const { return m_exportTelemetryAction; }
     ProblemsPanel *problemsPanel() const { return m_problems; }
@@ -128,7 +130,7 @@ private:
     QAction *m_chartsOpenGlAction = nullptr;
     RuleSummaryModel *m_ruleSummary = nullptr;
     LatencyProbe *m_latency = nullptr;
-    QVector<BatchTelemetry> m_telemetry;
+    TelemetryLog *m_telemetry = nullptr; // the scan's batches: what the charts plot and the export writes
     QThread *m_exportThread = nullptr;
     std::shared_ptr<HitExportState> m_export;
     QElapsedTimer m_elapsed;

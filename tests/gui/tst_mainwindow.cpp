@@ -35,6 +35,7 @@
 #include "qcustomplotinclude.h"
 #include "report/hitstablemodel.h"
 #include "report/rulesummarymodel.h"
+#include "report/telemetrylog.h"
 #include "rulesetpanel.h"
 #include "session/scanjob.h"
 #include "settings.h"
@@ -472,7 +473,7 @@ void TestMainWindow::testChartsOpenGlWithoutGl()
     t.index = 0;
     t.bytes = 1 << 20;
     t.wallMs = 5;
-    m_window->charts()->addBatch(t);
+    m_window->telemetryLog()->append(t);
     m_window->charts()->plot()->replot();
     QCOMPARE(m_window->charts()->pointCount(), 1);
 
