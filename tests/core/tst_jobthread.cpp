@@ -58,6 +58,11 @@ private Q_SLOTS:
         JobThread thread;
         thread.wait();
         thread.wait();
+        // And the thread still takes jobs afterwards.
+        bool ran = false;
+        thread.post([&] { ran = true; });
+        thread.wait();
+        QVERIFY(ran);
     }
 
     void destructorRunsWhatIsQueued()
