@@ -8,11 +8,6 @@
 
 #include "util/bytesize.h"
 
-namespace {
-
-
-} // namespace
-
 QString CliArgs::helpText()
 {
     return QStringLiteral(
@@ -76,16 +71,28 @@ QString CliArgs::helpText()
         "             2 the scan finished but some files or rules were skipped (reported on stderr).\n");
 }
 
-QString CliArgs::parse(int argc, char **argv)
+// The command line, one argument at a time.
+class CliArgReader
 {
-    int i = 1;
-    auto value = [&](const char *opt, const char **out) -> QString {
-        if (i + 1 >= argc)
+public:
+    CliArgReader(int argc, char **argv)
+        : m_argc(argc)
+        , m_argv(argv)
+    {
+    }
+    bool more() const { return m_i < m_argc; }
+    void next() { ++m_i; }
+    const char *current() const { return m_argv[m_i]; }
+    /// The option's value: the next argument.
+    QString value(const char *opt, const char **out)
+    {
+        if (m_i + 1 >= m_argc)
             return QStringLiteral("option %1 needs a value").arg(QLatin1String(opt));
-        *out = argv[++i];
+        *out = m_argv[++m_i];
         return {};
-    };
-    auto sizeValue = [&](const char *opt, int64_t *out) -> QString {
+    }
+    QString sizeValue(const char *opt, int64_t *out)
+    {
         const char *v = nullptr;
         QString err = value(opt, &v);
         if (!err.isEmpty())
@@ -93,10 +100,34 @@ QString CliArgs::parse(int argc, char **argv)
         if (!Hitscope::parseByteSize(v, out))
             return QStringLiteral("option %1: '%2' is not a size").arg(QLatin1String(opt), QString::fromLocal8Bit(v));
         return {};
-    };
+    }
+    QString numberValue(const char *opt, int *out)
+    {
+        int64_t n = 0;
+        const QString err = sizeValue(opt, &n);
+        *out = int(std::min<int64_t>(n, INT32_MAX));
+        return err;
+    }
+
+private:
+    int m_argc;
+    char **m_argv;
+    int m_i = 1;
+};
+
+namespace {
+bool optionIs(const char *a, const char *shortName, const char *longName)
+{
+    return (shortName && std::strcmp(a, shortName) == 0) || (longName && std::strcmp(a, longName) == 0);
+}
+} // namespace
+
+QString CliArgs::parse(int argc, char **argv)
+{
+    CliArgReader in(argc, argv);
     bool onlyPaths = false;
-    for (; i < argc; ++i) {
-        const char *a = argv[i];
+    for (; in.more(); in.next()) {
+        const char *a = in.current();
         if (onlyPaths || a[0] != '-' || a[1] == 0) {
             if (command.isEmpty())
                 command = QString::fromLocal8Bit(a);
@@ -104,131 +135,151 @@ QString CliArgs::parse(int argc, char **argv)
                 paths.push_back(QByteArray(a));
             continue;
         }
-        const auto is = [a](const char *s, const char *l) {
-            return (s && std::strcmp(a, s) == 0) || (l && std::strcmp(a, l) == 0);
-        };
-        const char *v = nullptr;
-        QString err;
-        // Short options with the value attached, as in "-j4", "-rrules.txt" or "-dx=1".
-        if (a[0] == '-' && (a[1] == 'j' || a[1] == 'r' || a[1] == 'd') && a[2] != 0 && a[1] != '-') {
-            v = a + 2;
-            if (a[1] == 'd') {
-                const char *eq = std::strchr(v, '=');
-                if (!eq || eq == v)
-                    return QStringLiteral("-d needs NAME=VALUE, not '%1'").arg(QString::fromLocal8Bit(v));
-                defines.emplace_back(QByteArray(v, int(eq - v)), QByteArray(eq + 1));
-                continue;
-            }
-            if (a[1] == 'r') {
-                rules.push_back(QString::fromLocal8Bit(v));
-                continue;
-            }
-            bool ok = false;
-            params.threads = QByteArray(v).toInt(&ok);
-            if (!ok || params.threads < 0)
-                return QStringLiteral("-j needs a number, not '%1'").arg(QString::fromLocal8Bit(v));
-            continue;
-        }
         if (std::strcmp(a, "--") == 0) {
             onlyPaths = true;
-        } else if (is("-h", "--help")) {
-            help = true;
-        } else if (is(nullptr, "--version")) {
-            version = true;
-        } else if (is("-r", "--rules")) {
-            err = value(a, &v);
-            if (v)
-                rules.push_back(QString::fromLocal8Bit(v));
-        } else if (is("-d", "--define")) {
-            err = value(a, &v);
-            if (v) {
-                const char *eq = std::strchr(v, '=');
-                if (!eq || eq == v)
-                    err = QStringLiteral("-d needs NAME=VALUE, not '%1'").arg(QString::fromLocal8Bit(v));
-                else
-                    defines.emplace_back(QByteArray(v, int(eq - v)), QByteArray(eq + 1));
-            }
-        } else if (is("-s", "--print-strings")) {
-            printStrings = true;
-        } else if (is("-c", "--count")) {
-            countOnly = true;
-        } else if (is(nullptr, "--json")) {
-            json = true;
-        } else if (is("-m", "--module")) {
-            err = value(a, &v);
-            if (v)
-                modules.push_back(QByteArray(v));
-        } else if (is("-w", "--no-warnings")) {
-            quietProblems = true;
-        } else if (is(nullptr, "--telemetry")) {
-            err = value(a, &v);
-            if (v)
-                telemetryFile = QString::fromLocal8Bit(v);
-        } else if (is(nullptr, "--include")) {
-            err = value(a, &v);
-            if (v)
-                walk.include.push_back(QString::fromLocal8Bit(v));
-        } else if (is(nullptr, "--exclude")) {
-            err = value(a, &v);
-            if (v)
-                walk.exclude.push_back(QString::fromLocal8Bit(v));
-        } else if (is(nullptr, "--max-file-size")) {
-            err = sizeValue(a, &walk.maxFileSize);
-        } else if (is("-L", "--follow-symlinks")) {
-            walk.followSymlinks = true;
-        } else if (is(nullptr, "--gpu-dfas")) {
-            fullDfas = true;
-        } else if (is(nullptr, "--engine")) {
-            err = value(a, &v);
-            if (v && !Hitscope::parseEngineChoice(QString::fromLocal8Bit(v), &engine))
-                err = QStringLiteral("--engine must be cpu, gpu or auto, not '%1'").arg(QString::fromLocal8Bit(v));
-        } else if (is("-j", "--threads")) {
-            err = value(a, &v);
-            if (v) {
-                bool ok = false;
-                params.threads = QByteArray(v).toInt(&ok);
-                if (!ok || params.threads < 0)
-                    err = QStringLiteral("--threads needs a number, not '%1'").arg(QString::fromLocal8Bit(v));
-            }
-        } else if (is(nullptr, "--batch-bytes")) {
-            err = sizeValue(a, &params.batchBytes);
-            batchBytesSet = true;
-        } else if (is(nullptr, "--fixed-batches")) {
-            fixedBatches = true;
-        } else if (is(nullptr, "--segment-bytes")) {
-            err = sizeValue(a, &params.segmentBytes);
-            segmentBytesSet = true;
-        } else if (is(nullptr, "--backend")) {
-            err = value(a, &v);
-            if (v) {
-                backend = QString::fromLocal8Bit(v).toLower();
-                if (backend != QLatin1String("vulkan") && backend != QLatin1String("opengl"))
-                    err = QStringLiteral("--backend must be vulkan or opengl, not '%1'").arg(backend);
-            }
-        } else if (is(nullptr, "--workgroup-size")) {
-            int64_t n = 0;
-            err = sizeValue(a, &n);
-            params.workgroupSize = int(n);
-            if (err.isEmpty() && n != 32 && n != 64 && n != 128 && n != 256 && n != 512)
-                err = QStringLiteral("--workgroup-size must be 32, 64, 128, 256 or 512");
-        } else if (is(nullptr, "--worker-groups")) {
-            int64_t n = 0;
-            err = sizeValue(a, &n);
-            params.workerGroups = int(std::min<int64_t>(n, INT32_MAX));
-        } else if (is(nullptr, "--hit-capacity")) {
-            err = sizeValue(a, &params.hitCapacity);
-        } else if (is(nullptr, "--timeout")) {
-            int64_t n = 0;
-            err = sizeValue(a, &n);
-            params.timeoutMs = int(std::min<int64_t>(n, INT32_MAX));
-        } else if (is(nullptr, "--validation")) {
-            validation = true;
-        } else {
-            err = QStringLiteral("unknown option '%1' (see --help)").arg(QString::fromLocal8Bit(a));
+            continue;
         }
+        QString err;
+        // Short options with the value attached, as in "-j4", "-rrules.txt" or "-dx=1".
+        if ((a[1] == 'j' || a[1] == 'r' || a[1] == 'd') && a[2] != 0)
+            err = parseAttached(a[1], a + 2);
+        else if (!parseOutputOption(in, a, &err) && !parseScanOption(in, a, &err))
+            err = QStringLiteral("unknown option '%1' (see --help)").arg(QString::fromLocal8Bit(a));
         if (!err.isEmpty())
             return err;
     }
+    return check();
+}
+
+QString CliArgs::addDefine(const char *v)
+{
+    const char *eq = std::strchr(v, '=');
+    if (!eq || eq == v)
+        return QStringLiteral("-d needs NAME=VALUE, not '%1'").arg(QString::fromLocal8Bit(v));
+    defines.emplace_back(QByteArray(v, int(eq - v)), QByteArray(eq + 1));
+    return {};
+}
+
+QString CliArgs::setThreads(const char *option, const char *v)
+{
+    bool ok = false;
+    params.threads = QByteArray(v).toInt(&ok);
+    if (!ok || params.threads < 0)
+        return QStringLiteral("%1 needs a number, not '%2'").arg(QLatin1String(option), QString::fromLocal8Bit(v));
+    return {};
+}
+
+QString CliArgs::parseAttached(char option, const char *v)
+{
+    if (option == 'd')
+        return addDefine(v);
+    if (option == 'r') {
+        rules.push_back(QString::fromLocal8Bit(v));
+        return {};
+    }
+    return setThreads("-j", v);
+}
+
+// What to look for and how to print it.
+bool CliArgs::parseOutputOption(CliArgReader &in, const char *a, QString *err)
+{
+    const char *v = nullptr;
+    if (optionIs(a, "-h", "--help")) {
+        help = true;
+    } else if (optionIs(a, nullptr, "--version")) {
+        version = true;
+    } else if (optionIs(a, "-r", "--rules")) {
+        *err = in.value(a, &v);
+        if (v)
+            rules.push_back(QString::fromLocal8Bit(v));
+    } else if (optionIs(a, "-d", "--define")) {
+        *err = in.value(a, &v);
+        if (v)
+            *err = addDefine(v);
+    } else if (optionIs(a, "-s", "--print-strings")) {
+        printStrings = true;
+    } else if (optionIs(a, "-c", "--count")) {
+        countOnly = true;
+    } else if (optionIs(a, nullptr, "--json")) {
+        json = true;
+    } else if (optionIs(a, "-m", "--module")) {
+        *err = in.value(a, &v);
+        if (v)
+            modules.push_back(QByteArray(v));
+    } else if (optionIs(a, "-w", "--no-warnings")) {
+        quietProblems = true;
+    } else if (optionIs(a, nullptr, "--telemetry")) {
+        *err = in.value(a, &v);
+        if (v)
+            telemetryFile = QString::fromLocal8Bit(v);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// What to scan, on which engine, with which launch parameters.
+bool CliArgs::parseScanOption(CliArgReader &in, const char *a, QString *err)
+{
+    const char *v = nullptr;
+    if (optionIs(a, nullptr, "--include")) {
+        *err = in.value(a, &v);
+        if (v)
+            walk.include.push_back(QString::fromLocal8Bit(v));
+    } else if (optionIs(a, nullptr, "--exclude")) {
+        *err = in.value(a, &v);
+        if (v)
+            walk.exclude.push_back(QString::fromLocal8Bit(v));
+    } else if (optionIs(a, nullptr, "--max-file-size")) {
+        *err = in.sizeValue(a, &walk.maxFileSize);
+    } else if (optionIs(a, "-L", "--follow-symlinks")) {
+        walk.followSymlinks = true;
+    } else if (optionIs(a, nullptr, "--gpu-dfas")) {
+        fullDfas = true;
+    } else if (optionIs(a, nullptr, "--engine")) {
+        *err = in.value(a, &v);
+        if (v && !Hitscope::parseEngineChoice(QString::fromLocal8Bit(v), &engine))
+            *err = QStringLiteral("--engine must be cpu, gpu or auto, not '%1'").arg(QString::fromLocal8Bit(v));
+    } else if (optionIs(a, "-j", "--threads")) {
+        *err = in.value(a, &v);
+        if (v)
+            *err = setThreads("--threads", v);
+    } else if (optionIs(a, nullptr, "--batch-bytes")) {
+        *err = in.sizeValue(a, &params.batchBytes);
+        batchBytesSet = true;
+    } else if (optionIs(a, nullptr, "--fixed-batches")) {
+        fixedBatches = true;
+    } else if (optionIs(a, nullptr, "--segment-bytes")) {
+        *err = in.sizeValue(a, &params.segmentBytes);
+        segmentBytesSet = true;
+    } else if (optionIs(a, nullptr, "--backend")) {
+        *err = in.value(a, &v);
+        if (v) {
+            backend = QString::fromLocal8Bit(v).toLower();
+            if (backend != QLatin1String("vulkan") && backend != QLatin1String("opengl"))
+                *err = QStringLiteral("--backend must be vulkan or opengl, not '%1'").arg(backend);
+        }
+    } else if (optionIs(a, nullptr, "--workgroup-size")) {
+        *err = in.numberValue(a, &params.workgroupSize);
+        const int n = params.workgroupSize;
+        if (err->isEmpty() && n != 32 && n != 64 && n != 128 && n != 256 && n != 512)
+            *err = QStringLiteral("--workgroup-size must be 32, 64, 128, 256 or 512");
+    } else if (optionIs(a, nullptr, "--worker-groups")) {
+        *err = in.numberValue(a, &params.workerGroups);
+    } else if (optionIs(a, nullptr, "--hit-capacity")) {
+        *err = in.sizeValue(a, &params.hitCapacity);
+    } else if (optionIs(a, nullptr, "--timeout")) {
+        *err = in.numberValue(a, &params.timeoutMs);
+    } else if (optionIs(a, nullptr, "--validation")) {
+        validation = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+QString CliArgs::check()
+{
     if (help || version)
         return {};
     if (command.isEmpty())

@@ -12,6 +12,8 @@
 #include "engine/enginechoice.h"
 #include "scan/filewalker.h"
 
+class CliArgReader;
+
 /// What `hitscope-cli scan` was asked to do. Paths stay byte strings: file names need not be UTF-8.
 struct CliArgs
 {
@@ -40,4 +42,13 @@ struct CliArgs
     /// Parses argv; returns an empty string on success, else the message for the user.
     QString parse(int argc, char **argv);
     static QString helpText();
+
+private:
+    bool parseOutputOption(CliArgReader &in, const char *option, QString *error);
+    bool parseScanOption(CliArgReader &in, const char *option, QString *error);
+    QString parseAttached(char option, const char *value);
+    QString addDefine(const char *definition);
+    QString setThreads(const char *option, const char *value);
+    /// What the options ask for, checked as a whole.
+    QString check();
 };
