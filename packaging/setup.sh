@@ -5,7 +5,7 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 packages=(
-    build-essential cmake ninja-build pkg-config git python3
+    build-essential cmake ninja-build pkg-config git python3 pmccabe
     qt6-base-dev qt6-base-private-dev qt6-shadertools-dev libqcustomplot-dev
     libvulkan-dev mesa-vulkan-drivers libgl1-mesa-dri vulkan-tools vulkan-validationlayers glslang-tools spirv-tools
     xvfb xauth
