@@ -522,20 +522,33 @@ void walkLazyWindows(LazyDfa::Cache &cache, const Window *windows, size_t first,
     flushCount();
 }
 
-/// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
-void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
-                 const AtomMarks &marks, int threads, const uint8_t *counted, LazyCaches &lazyCaches,
-                 std::vector<std::vector<RawHit>> &perThread, std::vector<std::vector<RawCount>> &perThreadCounts)
+/// A stretch of one batch file that a prefiltered group's DFA is walked over (scanWindows).
+struct Window
+{
+    int group;
+    uint32_t batchFile;
+    int64_t begin; // file offsets, end exclusive
+    int64_t end;   // walked to here at least
+    int64_t cap;   // and on to here while a match is in progress (an unbounded pattern's window)
+};
+
+/// Windows that one walk goes through, in order (windowRuns).
+struct WindowRun
+{
+    size_t first, last; // windows [first, last)
+};
+
+struct WindowCursor
+{
+    size_t next, last; // windows still ahead
+    int64_t cap;
+};
+
+/// The windows of every group the prefilter covers: its marked blocks, widened by the group's longest match.
+std::vector<Window> windowsOf(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
+                              const AtomMarks &marks)
 {
     constexpr int64_t kBlock = int64_t(1) << AtomMarks::kBlockShift;
-    struct Window
-    {
-        int group;
-        uint32_t batchFile;
-        int64_t begin; // file offsets, end exclusive
-        int64_t end;   // walked to here at least
-        int64_t cap;   // and on to here while a match is in progress (an unbounded pattern's window)
-    };
     // Group by group over the batch's marks, file by file in haystack order: windows of one group together
     // (each thread then walks one DFA at a time), of one file together and in order (the runs below).
     std::vector<uint32_t> files;
@@ -586,16 +599,15 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
         if (open.begin >= 0)
             windows.push_back(open);
     }
-    if (windows.empty())
-        return;
-    // Windows that a match in progress could run from one into the next are walked by one walk, in order: a
-    // walk goes on past a window's end while a match is in progress, up to its cap, through the next window if
-    // it gets there, and otherwise jumps to the next window.
-    struct Run
-    {
-        size_t first, last; // windows [first, last)
-    };
-    std::vector<Run> runs;
+    return windows;
+}
+
+// Windows that a match in progress could run from one into the next are walked by one walk, in order: a
+// walk goes on past a window's end while a match is in progress, up to its cap, through the next window if
+// it gets there, and otherwise jumps to the next window.
+std::vector<WindowRun> windowRuns(const std::vector<Window> &windows)
+{
+    std::vector<WindowRun> runs;
     int64_t runCap = 0;
     for (size_t i = 0; i < windows.size(); ++i) {
         const Window &w = windows[i];
@@ -607,24 +619,92 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
             runCap = w.cap;
         }
     }
+    return runs;
+}
+
+/// Walks `count` runs of one group's windows with its table DFA, as the walker walks segments.
+void walkTableWindows(DfaWalker &walker, const Dfa &dfa, const FileBatch &batch, const std::vector<Window> &windows,
+                      const WindowRun *runs, size_t count, std::vector<Walk> &walks, std::vector<WindowCursor> &cursors)
+{
+    const uint8_t *haystack = batch.haystack.get();
+    walks.clear();
+    cursors.clear();
+    for (size_t j = 0; j < count; ++j) {
+        const Window &win = windows[runs[j].first];
+        const BatchFile &bf = batch.files[win.batchFile];
+        Walk w;
+        w.batchFile = win.batchFile;
+        w.ownBegin = bf.ownBegin;
+        w.ownEnd = bf.ownEnd;
+        w.pos = win.begin;
+        w.end = win.end;
+        w.state = startState(dfa, bf, haystack, win.begin);
+        w.data = bf.at(haystack, win.begin);
+        walks.push_back(w);
+        cursors.push_back({ runs[j].first + 1, runs[j].last, win.cap });
+    }
+    auto idle = [&](uint32_t state) {
+        return state == dfa.start[Dfa::AfterNonWord] || state == dfa.start[Dfa::AfterWord]
+            || state == dfa.start[Dfa::AtFileStart];
+    };
+    Walk *base = walks.data();
+    walker.runQueue<kLanes>(
+        walks.data(), int(walks.size()),
+        [&](Walk &w) {
+            const BatchFile &bf = batch.files[w.batchFile];
+            if (w.end == bf.fileSize)
+                walker.reportEof(w, bf.fileSize);
+        },
+        [&](Walk &w) {
+            WindowCursor &c = cursors[size_t(&w - base)];
+            const BatchFile &bf = batch.files[w.batchFile];
+            // A match in progress: a step further, taking in the windows it reaches. A start state
+            // has none: what a walk from it reports starts here, beyond every atom of the window.
+            if (w.pos < c.cap && !idle(w.state)) {
+                w.end = std::min(c.cap, w.pos + 64);
+                for (; c.next < c.last && windows[c.next].begin <= w.end; ++c.next) {
+                    w.end = std::max(w.end, windows[c.next].end);
+                    c.cap = std::max(c.cap, windows[c.next].cap);
+                }
+                return true;
+            }
+            if (c.next == c.last)
+                return false;
+            const Window &win = windows[c.next++];
+            w.pos = win.begin;
+            w.end = win.end;
+            c.cap = win.cap;
+            w.state = startState(dfa, bf, haystack, win.begin);
+            w.data = bf.at(haystack, win.begin);
+            return true;
+        });
+}
+
+/// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
+void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
+                 const AtomMarks &marks, int threads, const uint8_t *counted, LazyCaches &lazyCaches,
+                 std::vector<std::vector<RawHit>> &perThread, std::vector<std::vector<RawCount>> &perThreadCounts)
+{
+    const std::vector<Window> windows = windowsOf(batch, catalog, pre, marks);
+    if (windows.empty())
+        return;
+    const std::vector<WindowRun> runs = windowRuns(windows);
     const uint8_t *haystack = batch.haystack.get();
     std::atomic<size_t> next { 0 };
     constexpr size_t kRunsPerTake = 64;
     auto worker = [&](int t) {
         std::vector<Walk> walks;
-        struct Cursor
-        {
-            size_t next, last; // windows still ahead
-            int64_t cap;
-        };
-        std::vector<Cursor> cursors;
+        std::vector<WindowCursor> cursors;
         for (size_t i = next.fetch_add(kRunsPerTake); i < runs.size(); i = next.fetch_add(kRunsPerTake)) {
             const size_t end = std::min(runs.size(), i + kRunsPerTake);
             for (size_t j = i; j < end;) {
                 const int g = windows[runs[j].first].group;
+                size_t groupEnd = j;
+                while (groupEnd < end && windows[runs[groupEnd].first].group == g)
+                    ++groupEnd;
                 if (const std::shared_ptr<const LazyDfa> &lazy = catalog.groups[size_t(g)].lazy) {
                     LazyDfa::Cache &cache = lazyCaches.get(t, size_t(g), lazy);
-                    for (; j < end && windows[runs[j].first].group == g; ++j) {
+                    for (; j < groupEnd; ++j) {
                         const uint32_t f = windows[runs[j].first].batchFile;
                         walkLazyWindows(cache, windows.data(), runs[j].first, runs[j].last, batch.files[f], f,
                                         haystack, counted, pre.screened.data(), perThread[size_t(t)],
@@ -633,58 +713,9 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
                     continue;
                 }
                 const Dfa &dfa = catalog.groups[size_t(g)].dfa;
-                walks.clear();
-                cursors.clear();
-                for (; j < end && windows[runs[j].first].group == g; ++j) {
-                    const Window &win = windows[runs[j].first];
-                    const BatchFile &bf = batch.files[win.batchFile];
-                    Walk w;
-                    w.batchFile = win.batchFile;
-                    w.ownBegin = bf.ownBegin;
-                    w.ownEnd = bf.ownEnd;
-                    w.pos = win.begin;
-                    w.end = win.end;
-                    w.state = startState(dfa, bf, haystack, win.begin);
-                    w.data = bf.at(haystack, win.begin);
-                    walks.push_back(w);
-                    cursors.push_back({ runs[j].first + 1, runs[j].last, win.cap });
-                }
                 DfaWalker walker(dfa, perThread[size_t(t)], perThreadCounts[size_t(t)], counted, pre.screened.data());
-                auto idle = [&](uint32_t state) {
-                    return state == dfa.start[Dfa::AfterNonWord] || state == dfa.start[Dfa::AfterWord]
-                        || state == dfa.start[Dfa::AtFileStart];
-                };
-                Walk *base = walks.data();
-                walker.runQueue<kLanes>(
-                    walks.data(), int(walks.size()),
-                    [&](Walk &w) {
-                        const BatchFile &bf = batch.files[w.batchFile];
-                        if (w.end == bf.fileSize)
-                            walker.reportEof(w, bf.fileSize);
-                    },
-                    [&](Walk &w) {
-                        Cursor &c = cursors[size_t(&w - base)];
-                        const BatchFile &bf = batch.files[w.batchFile];
-                        // A match in progress: a step further, taking in the windows it reaches. A start state
-                        // has none: what a walk from it reports starts here, beyond every atom of the window.
-                        if (w.pos < c.cap && !idle(w.state)) {
-                            w.end = std::min(c.cap, w.pos + 64);
-                            for (; c.next < c.last && windows[c.next].begin <= w.end; ++c.next) {
-                                w.end = std::max(w.end, windows[c.next].end);
-                                c.cap = std::max(c.cap, windows[c.next].cap);
-                            }
-                            return true;
-                        }
-                        if (c.next == c.last)
-                            return false;
-                        const Window &win = windows[c.next++];
-                        w.pos = win.begin;
-                        w.end = win.end;
-                        c.cap = win.cap;
-                        w.state = startState(dfa, bf, haystack, win.begin);
-                        w.data = bf.at(haystack, win.begin);
-                        return true;
-                    });
+                walkTableWindows(walker, dfa, batch, windows, runs.data() + j, groupEnd - j, walks, cursors);
+                j = groupEnd;
             }
         }
     };
