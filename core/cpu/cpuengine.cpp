@@ -522,20 +522,33 @@ void walkLazyWindows(LazyDfa::Cache &cache, const Window *windows, size_t first,
     flushCount();
 }
 
-/// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
-void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
-                 const AtomMarks &marks, int threads, const uint8_t *counted, LazyCaches &lazyCaches,
-                 std::vector<std::vector<RawHit>> &perThread, std::vector<std::vector<RawCount>> &perThreadCounts)
+/// A stretch of one batch file that a prefiltered group's DFA is walked over (scanWindows).
+struct Window
+{
+    int group;
+    uint32_t batchFile;
+    int64_t begin; // file offsets, end exclusive
+    int64_t end;   // walked to here at least
+    int64_t cap;   // and on to here while a match is in progress (an unbounded pattern's window)
+};
+
+/// Windows that one walk goes through, in order (windowRuns).
+struct WindowRun
+{
+    size_t first, last; // windows [first, last)
+};
+
+struct WindowCursor
+{
+    size_t next, last; // windows still ahead
+    int64_t cap;
+};
+
+/// The windows of every group the prefilter covers: its marked blocks, widened by the group's longest match.
+std::vector<Window> windowsOf(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
+                              const AtomMarks &marks)
 {
     constexpr int64_t kBlock = int64_t(1) << AtomMarks::kBlockShift;
-    struct Window
-    {
-        int group;
-        uint32_t batchFile;
-        int64_t begin; // file offsets, end exclusive
-        int64_t end;   // walked to here at least
-        int64_t cap;   // and on to here while a match is in progress (an unbounded pattern's window)
-    };
     // Group by group over the batch's marks, file by file in haystack order: windows of one group together
     // (each thread then walks one DFA at a time), of one file together and in order (the runs below).
     std::vector<uint32_t> files;
@@ -586,16 +599,15 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
         if (open.begin >= 0)
             windows.push_back(open);
     }
-    if (windows.empty())
-        return;
-    // Windows that a match in progress could run from one into the next are walked by one walk, in order: a
-    // walk goes on past a window's end while a match is in progress, up to its cap, through the next window if
-    // it gets there, and otherwise jumps to the next window.
-    struct Run
-    {
-        size_t first, last; // windows [first, last)
-    };
-    std::vector<Run> runs;
+    return windows;
+}
+
+// Windows that a match in progress could run from one into the next are walked by one walk, in order: a
+// walk goes on past a window's end while a match is in progress, up to its cap, through the next window if
+// it gets there, and otherwise jumps to the next window.
+std::vector<WindowRun> windowRuns(const std::vector<Window> &windows)
+{
+    std::vector<WindowRun> runs;
     int64_t runCap = 0;
     for (size_t i = 0; i < windows.size(); ++i) {
         const Window &w = windows[i];
@@ -607,24 +619,92 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
             runCap = w.cap;
         }
     }
+    return runs;
+}
+
+/// Walks `count` runs of one group's windows with its table DFA, as the walker walks segments.
+void walkTableWindows(DfaWalker &walker, const Dfa &dfa, const FileBatch &batch, const std::vector<Window> &windows,
+                      const WindowRun *runs, size_t count, std::vector<Walk> &walks, std::vector<WindowCursor> &cursors)
+{
+    const uint8_t *haystack = batch.haystack.get();
+    walks.clear();
+    cursors.clear();
+    for (size_t j = 0; j < count; ++j) {
+        const Window &win = windows[runs[j].first];
+        const BatchFile &bf = batch.files[win.batchFile];
+        Walk w;
+        w.batchFile = win.batchFile;
+        w.ownBegin = bf.ownBegin;
+        w.ownEnd = bf.ownEnd;
+        w.pos = win.begin;
+        w.end = win.end;
+        w.state = startState(dfa, bf, haystack, win.begin);
+        w.data = bf.at(haystack, win.begin);
+        walks.push_back(w);
+        cursors.push_back({ runs[j].first + 1, runs[j].last, win.cap });
+    }
+    auto idle = [&](uint32_t state) {
+        return state == dfa.start[Dfa::AfterNonWord] || state == dfa.start[Dfa::AfterWord]
+            || state == dfa.start[Dfa::AtFileStart];
+    };
+    Walk *base = walks.data();
+    walker.runQueue<kLanes>(
+        walks.data(), int(walks.size()),
+        [&](Walk &w) {
+            const BatchFile &bf = batch.files[w.batchFile];
+            if (w.end == bf.fileSize)
+                walker.reportEof(w, bf.fileSize);
+        },
+        [&](Walk &w) {
+            WindowCursor &c = cursors[size_t(&w - base)];
+            const BatchFile &bf = batch.files[w.batchFile];
+            // A match in progress: a step further, taking in the windows it reaches. A start state
+            // has none: what a walk from it reports starts here, beyond every atom of the window.
+            if (w.pos < c.cap && !idle(w.state)) {
+                w.end = std::min(c.cap, w.pos + 64);
+                for (; c.next < c.last && windows[c.next].begin <= w.end; ++c.next) {
+                    w.end = std::max(w.end, windows[c.next].end);
+                    c.cap = std::max(c.cap, windows[c.next].cap);
+                }
+                return true;
+            }
+            if (c.next == c.last)
+                return false;
+            const Window &win = windows[c.next++];
+            w.pos = win.begin;
+            w.end = win.end;
+            c.cap = win.cap;
+            w.state = startState(dfa, bf, haystack, win.begin);
+            w.data = bf.at(haystack, win.begin);
+            return true;
+        });
+}
+
+/// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
+void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
+                 const AtomMarks &marks, int threads, const uint8_t *counted, LazyCaches &lazyCaches,
+                 std::vector<std::vector<RawHit>> &perThread, std::vector<std::vector<RawCount>> &perThreadCounts)
+{
+    const std::vector<Window> windows = windowsOf(batch, catalog, pre, marks);
+    if (windows.empty())
+        return;
+    const std::vector<WindowRun> runs = windowRuns(windows);
     const uint8_t *haystack = batch.haystack.get();
     std::atomic<size_t> next { 0 };
     constexpr size_t kRunsPerTake = 64;
     auto worker = [&](int t) {
         std::vector<Walk> walks;
-        struct Cursor
-        {
-            size_t next, last; // windows still ahead
-            int64_t cap;
-        };
-        std::vector<Cursor> cursors;
+        std::vector<WindowCursor> cursors;
         for (size_t i = next.fetch_add(kRunsPerTake); i < runs.size(); i = next.fetch_add(kRunsPerTake)) {
             const size_t end = std::min(runs.size(), i + kRunsPerTake);
             for (size_t j = i; j < end;) {
                 const int g = windows[runs[j].first].group;
+                size_t groupEnd = j;
+                while (groupEnd < end && windows[runs[groupEnd].first].group == g)
+                    ++groupEnd;
                 if (const std::shared_ptr<const LazyDfa> &lazy = catalog.groups[size_t(g)].lazy) {
                     LazyDfa::Cache &cache = lazyCaches.get(t, size_t(g), lazy);
-                    for (; j < end && windows[runs[j].first].group == g; ++j) {
+                    for (; j < groupEnd; ++j) {
                         const uint32_t f = windows[runs[j].first].batchFile;
                         walkLazyWindows(cache, windows.data(), runs[j].first, runs[j].last, batch.files[f], f,
                                         haystack, counted, pre.screened.data(), perThread[size_t(t)],
@@ -633,58 +713,9 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
                     continue;
                 }
                 const Dfa &dfa = catalog.groups[size_t(g)].dfa;
-                walks.clear();
-                cursors.clear();
-                for (; j < end && windows[runs[j].first].group == g; ++j) {
-                    const Window &win = windows[runs[j].first];
-                    const BatchFile &bf = batch.files[win.batchFile];
-                    Walk w;
-                    w.batchFile = win.batchFile;
-                    w.ownBegin = bf.ownBegin;
-                    w.ownEnd = bf.ownEnd;
-                    w.pos = win.begin;
-                    w.end = win.end;
-                    w.state = startState(dfa, bf, haystack, win.begin);
-                    w.data = bf.at(haystack, win.begin);
-                    walks.push_back(w);
-                    cursors.push_back({ runs[j].first + 1, runs[j].last, win.cap });
-                }
                 DfaWalker walker(dfa, perThread[size_t(t)], perThreadCounts[size_t(t)], counted, pre.screened.data());
-                auto idle = [&](uint32_t state) {
-                    return state == dfa.start[Dfa::AfterNonWord] || state == dfa.start[Dfa::AfterWord]
-                        || state == dfa.start[Dfa::AtFileStart];
-                };
-                Walk *base = walks.data();
-                walker.runQueue<kLanes>(
-                    walks.data(), int(walks.size()),
-                    [&](Walk &w) {
-                        const BatchFile &bf = batch.files[w.batchFile];
-                        if (w.end == bf.fileSize)
-                            walker.reportEof(w, bf.fileSize);
-                    },
-                    [&](Walk &w) {
-                        Cursor &c = cursors[size_t(&w - base)];
-                        const BatchFile &bf = batch.files[w.batchFile];
-                        // A match in progress: a step further, taking in the windows it reaches. A start state
-                        // has none: what a walk from it reports starts here, beyond every atom of the window.
-                        if (w.pos < c.cap && !idle(w.state)) {
-                            w.end = std::min(c.cap, w.pos + 64);
-                            for (; c.next < c.last && windows[c.next].begin <= w.end; ++c.next) {
-                                w.end = std::max(w.end, windows[c.next].end);
-                                c.cap = std::max(c.cap, windows[c.next].cap);
-                            }
-                            return true;
-                        }
-                        if (c.next == c.last)
-                            return false;
-                        const Window &win = windows[c.next++];
-                        w.pos = win.begin;
-                        w.end = win.end;
-                        c.cap = win.cap;
-                        w.state = startState(dfa, bf, haystack, win.begin);
-                        w.data = bf.at(haystack, win.begin);
-                        return true;
-                    });
+                walkTableWindows(walker, dfa, batch, windows, runs.data() + j, groupEnd - j, walks, cursors);
+                j = groupEnd;
             }
         }
     };
@@ -949,6 +980,155 @@ void scanUnbounded(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, c
         settlePieces(scanner, batch, split.batchFile, pieces.data() + split.first, split.count, numUnbounded,
                      item.unboundedIndex, carryOut);
 }
+
+std::vector<int> unboundedGroupsOf(const PatternCatalog &catalog)
+{
+    std::vector<int> groups;
+    for (int g = 0; g < int(catalog.groups.size()); ++g)
+        if (catalog.groups[size_t(g)].unbounded())
+            groups.push_back(g);
+    return groups;
+}
+
+/// Items of one unbounded group: runs of the batch's chunks, and the parts of its large ones.
+void addUnboundedItems(const FileBatch &batch, int group, int unboundedIndex, int64_t pieceBytes, int threads,
+                       std::vector<SharedChunk> &shared, std::vector<Item> &items)
+{
+    uint32_t first = 0;
+    int count = 0;
+    int64_t bytes = 0;
+    for (uint32_t f = 0; f <= batch.files.size(); ++f) {
+        const bool end = f == batch.files.size();
+        if (!end && threads > 1 && isLargeChunk(batch.files[f], pieceBytes, threads)) {
+            if (count > 0)
+                items.push_back({ group, -1, count, first, unboundedIndex, bytes });
+            count = 0;
+            bytes = 0;
+            shareChunk(batch.files[f], f, group, unboundedIndex, pieceBytes, threads, shared, items);
+            continue;
+        }
+        if (!end && count == 0)
+            first = f;
+        if (!end) {
+            ++count;
+            bytes += batch.files[f].holdEnd - batch.files[f].ownBegin;
+        }
+        if (count > 0 && (end || count == kMaxSegmentsPerItem || bytes >= kItemBytes)) {
+            items.push_back({ group, -1, count, first, unboundedIndex, bytes });
+            count = 0;
+            bytes = 0;
+        }
+    }
+}
+
+/// Items of one bounded group's pass, or of the atom screen (kAtomPass): runs of the batch's segments.
+void addSegmentItems(const FileBatch &batch, int group, int threads, std::vector<Item> &items)
+{
+    // Runs of segments sized so that both threads get several and each keeps its lanes full. The screen has
+    // no lanes: its runs are cut so that every thread gets four (a 32 MiB batch was 13 runs of 4 MiB for 16
+    // threads on the H200, and those that met a file dense in hits held the others up).
+    int64_t itemBytes = kItemBytes;
+    if (group == kAtomPass) {
+        int64_t total = 0;
+        for (const Segment &seg : batch.segments)
+            total += seg.scanEnd - seg.scanBegin;
+        itemBytes = std::clamp<int64_t>(total / (4 * int64_t(threads)), 64 << 10, kItemBytes);
+    }
+    int first = 0;
+    int64_t bytes = 0;
+    for (int s = 0; s < int(batch.segments.size()); ++s) {
+        const Segment &seg = batch.segments[size_t(s)];
+        bytes += seg.scanEnd - seg.scanBegin;
+        if (s - first + 1 == kMaxSegmentsPerItem || bytes >= itemBytes || s + 1 == int(batch.segments.size())) {
+            items.push_back({ group, first, s - first + 1, 0, -1, bytes });
+            first = s + 1;
+            bytes = 0;
+        }
+    }
+}
+
+/// The atom screen's item: the prefilter's screens and xor atoms over each of its segments.
+void screenItem(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &batch, const Item &item,
+                const CpuEngine::KeyBlocks *keyBlocks, const uint8_t *counted, ScreenScratch &scratch,
+                std::vector<RawHit> &hits, std::vector<RawCount> &counts)
+{
+    const uint8_t *haystack = batch.haystack.get();
+    for (int k = 0; k < item.count; ++k) {
+        const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
+        const BatchFile &bf = batch.files[seg.batchFile];
+        screenSegment(pre, marks, batch, seg, keyBlocks, counted, scratch, hits, counts);
+        if (!pre.xorAtoms.empty())
+            markXorAtoms(pre, marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
+                         bf.dataOffset + (seg.scanBegin - bf.holdBegin));
+        if (!pre.deltaXorAtoms.empty())
+            markDeltaXorAtoms(pre, marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
+                              bf.dataOffset + (seg.scanBegin - bf.holdBegin), scratch.xorDeltas, scratch.xorMatches);
+    }
+}
+
+/// A bounded group's item: its segments, each walked from the state its context gives.
+void walkSegments(DfaWalker &scanner, const Dfa &dfa, const FileBatch &batch, const Item &item,
+                  std::vector<Walk> &walks)
+{
+    const uint8_t *haystack = batch.haystack.get();
+    walks.resize(size_t(item.count));
+    for (int k = 0; k < int(walks.size()); ++k) {
+        const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
+        const BatchFile &bf = batch.files[seg.batchFile];
+        Walk &w = walks[size_t(k)];
+        w = Walk();
+        w.batchFile = seg.batchFile;
+        w.ownBegin = seg.ownBegin;
+        w.ownEnd = seg.ownEnd;
+        w.pos = seg.scanBegin;
+        w.end = seg.scanEnd;
+        w.state = startState(dfa, bf, haystack, seg.scanBegin);
+        w.data = bf.at(haystack, seg.scanBegin);
+    }
+    scanner.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
+        const BatchFile &bf = batch.files[w.batchFile];
+        if (w.end == bf.fileSize)
+            scanner.reportEof(w, bf.fileSize);
+    });
+}
+
+/// The threads' hits and counts, into the result.
+void gatherResults(const std::vector<std::vector<RawHit>> &perThread,
+                   const std::vector<std::vector<RawCount>> &perThreadCounts, BatchResult &result)
+{
+    size_t total = 0;
+    for (const auto &v : perThread)
+        total += v.size();
+    result.hits.clear();
+    result.hits.reserve(total);
+    for (const auto &v : perThread)
+        result.hits.insert(result.hits.end(), v.begin(), v.end());
+    result.counts.clear();
+    for (const auto &v : perThreadCounts)
+        result.counts.insert(result.counts.end(), v.begin(), v.end());
+}
+
+/// `busyMs`: per thread, the time it spent on items.
+void fillTelemetry(BatchResult &result, const QString &engine, int64_t workItems, const std::vector<double> &busyMs,
+                   double wallMs)
+{
+    const int threads = int(busyMs.size());
+    BatchTelemetry &t = result.telemetry;
+    t.engine = engine;
+    t.backend = QStringLiteral("cpu");
+    t.device = QStringLiteral("%1 threads").arg(threads);
+    t.workItems = workItems;
+    t.workerGroups = threads;
+    t.workgroupSize = 1;
+    t.wallMs = wallMs;
+    double busy = 0;
+    for (double b : busyMs)
+        busy += b;
+    t.occupancy = t.wallMs > 0 ? std::min(1.0, busy / (t.wallMs * threads)) : 0;
+    t.hits = int64_t(result.hits.size());
+    for (const RawCount &c : result.counts)
+        t.hits += c.count;
+}
 } // namespace
 
 QString CpuEngine::name() const
@@ -981,12 +1161,8 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
 {
     Q_UNUSED(error);
     const auto t0 = Clock::now();
-    const uint8_t *haystack = batch.haystack.get();
 
-    std::vector<int> unboundedGroups;
-    for (int g = 0; g < int(catalog.groups.size()); ++g)
-        if (catalog.groups[size_t(g)].unbounded())
-            unboundedGroups.push_back(g);
+    const std::vector<int> unboundedGroups = unboundedGroupsOf(catalog);
     const size_t numUnbounded = unboundedGroups.size();
 
     std::vector<Item> items;
@@ -1000,31 +1176,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     for (size_t u = 0; u < numUnbounded && !m_keyBlocks; ++u) {
         if (pre && pre->covers(unboundedGroups[u]))
             continue; // windows instead (an unbounded YARA regex within YARA's scan limit)
-        uint32_t first = 0;
-        int count = 0;
-        int64_t bytes = 0;
-        for (uint32_t f = 0; f <= batch.files.size(); ++f) {
-            const bool end = f == batch.files.size();
-            if (!end && wantThreads > 1 && isLargeChunk(batch.files[f], pieceBytes, wantThreads)) {
-                if (count > 0)
-                    items.push_back({ unboundedGroups[u], -1, count, first, int(u), bytes });
-                count = 0;
-                bytes = 0;
-                shareChunk(batch.files[f], f, unboundedGroups[u], int(u), pieceBytes, wantThreads, shared, items);
-                continue;
-            }
-            if (!end && count == 0)
-                first = f;
-            if (!end) {
-                ++count;
-                bytes += batch.files[f].holdEnd - batch.files[f].ownBegin;
-            }
-            if (count > 0 && (end || count == kMaxSegmentsPerItem || bytes >= kItemBytes)) {
-                items.push_back({ unboundedGroups[u], -1, count, first, int(u), bytes });
-                count = 0;
-                bytes = 0;
-            }
-        }
+        addUnboundedItems(batch, unboundedGroups[u], int(u), pieceBytes, wantThreads, shared, items);
     }
     // Big unbounded chunks first so that no thread is left with one at the end.
     std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.bytes > b.bytes; });
@@ -1040,27 +1192,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         if (g == kAtomPass && pre->screen.empty() && pre->hashScreen.empty() && pre->sparseScreen.empty() && pre->xorAtoms.empty()
             && pre->deltaXorAtoms.empty())
             continue;
-        // Runs of segments sized so that both threads get several and each keeps its lanes full. The screen has
-        // no lanes: its runs are cut so that every thread gets four (a 32 MiB batch was 13 runs of 4 MiB for 16
-        // threads on the H200, and those that met a file dense in hits held the others up).
-        int64_t itemBytes = kItemBytes;
-        if (g == kAtomPass) {
-            int64_t total = 0;
-            for (const Segment &seg : batch.segments)
-                total += seg.scanEnd - seg.scanBegin;
-            itemBytes = std::clamp<int64_t>(total / (4 * int64_t(wantThreads)), 64 << 10, kItemBytes);
-        }
-        int first = 0;
-        int64_t bytes = 0;
-        for (int s = 0; s < int(batch.segments.size()); ++s) {
-            const Segment &seg = batch.segments[size_t(s)];
-            bytes += seg.scanEnd - seg.scanBegin;
-            if (s - first + 1 == kMaxSegmentsPerItem || bytes >= itemBytes || s + 1 == int(batch.segments.size())) {
-                items.push_back({ g, first, s - first + 1, 0, -1, bytes });
-                first = s + 1;
-                bytes = 0;
-            }
-        }
+        addSegmentItems(batch, g, wantThreads, items);
     }
 
     result.carryOut.assign(batch.files.size() * numUnbounded, 0);
@@ -1081,19 +1213,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         for (size_t i = next++; i < items.size(); i = next++) {
             const Item &item = items[i];
             if (item.group == kAtomPass) {
-                for (int k = 0; k < item.count; ++k) {
-                    const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
-                    const BatchFile &bf = batch.files[seg.batchFile];
-                    screenSegment(*pre, *marks, batch, seg, m_keyBlocks, counted, scratch, hits,
-                                  perThreadCounts[size_t(t)]);
-                    if (!pre->xorAtoms.empty())
-                        markXorAtoms(*pre, *marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
-                                     bf.dataOffset + (seg.scanBegin - bf.holdBegin));
-                    if (!pre->deltaXorAtoms.empty())
-                        markDeltaXorAtoms(*pre, *marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
-                                          bf.dataOffset + (seg.scanBegin - bf.holdBegin), scratch.xorDeltas,
-                                          scratch.xorMatches);
-                }
+                screenItem(*pre, *marks, batch, item, m_keyBlocks, counted, scratch, hits, perThreadCounts[size_t(t)]);
                 continue;
             }
             const Dfa &dfa = catalog.groups[size_t(item.group)].dfa;
@@ -1103,25 +1223,7 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
                               shared);
                 continue;
             }
-            walks.resize(size_t(item.count));
-            for (int k = 0; k < int(walks.size()); ++k) {
-                const Segment &seg = batch.segments[size_t(item.firstSegment + k)];
-                const BatchFile &bf = batch.files[seg.batchFile];
-                Walk &w = walks[size_t(k)];
-                w = Walk();
-                w.batchFile = seg.batchFile;
-                w.ownBegin = seg.ownBegin;
-                w.ownEnd = seg.ownEnd;
-                w.pos = seg.scanBegin;
-                w.end = seg.scanEnd;
-                w.state = startState(dfa, bf, haystack, seg.scanBegin);
-                w.data = bf.at(haystack, seg.scanBegin);
-            }
-            scanner.runQueue<kLanes>(walks.data(), int(walks.size()), [&](Walk &w) {
-                const BatchFile &bf = batch.files[w.batchFile];
-                if (w.end == bf.fileSize)
-                    scanner.reportEof(w, bf.fileSize);
-            });
+            walkSegments(scanner, dfa, batch, item, walks);
         }
         busyMs[size_t(t)] = msSince(w0);
     };
@@ -1141,32 +1243,8 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
         scanWindows(batch, catalog, *pre, *marks, threads, counted, *m_lazyCaches, perThread, perThreadCounts);
     }
 
-    size_t total = 0;
-    for (const auto &v : perThread)
-        total += v.size();
-    result.hits.clear();
-    result.hits.reserve(total);
-    for (auto &v : perThread)
-        result.hits.insert(result.hits.end(), v.begin(), v.end());
-    result.counts.clear();
-    for (auto &v : perThreadCounts)
-        result.counts.insert(result.counts.end(), v.begin(), v.end());
-
-    BatchTelemetry &t = result.telemetry;
-    t.engine = name();
-    t.backend = QStringLiteral("cpu");
-    t.device = QStringLiteral("%1 threads").arg(threads);
-    t.workItems = int64_t(items.size());
-    t.workerGroups = threads;
-    t.workgroupSize = 1;
-    t.wallMs = msSince(t0);
-    double busy = 0;
-    for (double b : busyMs)
-        busy += b;
-    t.occupancy = t.wallMs > 0 ? std::min(1.0, busy / (t.wallMs * threads)) : 0;
-    t.hits = int64_t(result.hits.size());
-    for (const RawCount &c : result.counts)
-        t.hits += c.count;
+    gatherResults(perThread, perThreadCounts, result);
+    fillTelemetry(result, name(), int64_t(items.size()), busyMs, msSince(t0));
     return true;
 }
 

@@ -52,38 +52,45 @@ struct Outcome
     bool opened = true;
 };
 
-// Reads the chunks of `b` into its haystack with up to `threads` threads; one outcome per chunk. With `ring`,
-// runs of chunks read in one piece each go through RingReader, where this process can use io_uring.
-std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, WorkerPool &pool, bool ring)
+// A chunk is opened once, by whichever of its pieces comes first, so that every piece reads the same file
+// even if its path is replaced meanwhile; the last piece to finish closes it. A mutex, not std::call_once:
+// glibc's call_once ends in a futex wake-up, a system call per file that cost 1.2 us each in a 2-core VM,
+// where a mutex nobody waits for makes none.
+struct ChunkRead
 {
-    // A chunk is opened once, by whichever of its pieces comes first, so that every piece reads the same file
-    // even if its path is replaced meanwhile; the last piece to finish closes it. A mutex, not std::call_once:
-    // glibc's call_once ends in a futex wake-up, a system call per file that cost 1.2 us each in a 2-core VM,
-    // where a mutex nobody waits for makes none.
-    struct ChunkRead
-    {
-        std::mutex mutex;
-        bool openTried = false;
-        int fd = -1;
-        bool opened = false;
-        int openError = 0;
-        std::atomic<int> piecesLeft { 0 };
-    };
-    struct Piece
-    {
-        uint32_t chunk = 0;
-        int64_t begin = 0; // file offset
-        int64_t size = 0;
-        int64_t got = 0;
-        int error = 0;
-    };
+    std::mutex mutex;
+    bool openTried = false;
+    int fd = -1;
+    bool opened = false;
+    int openError = 0;
+    std::atomic<int> piecesLeft { 0 };
+};
+
+struct Piece
+{
+    uint32_t chunk = 0;
+    int64_t begin = 0; // file offset
+    int64_t size = 0;
+    int64_t got = 0;
+    int error = 0;
+};
+
+// Work items: a piece of its own, or a group of chunks in one piece each, read through the ring together.
+struct ReadItem
+{
+    uint32_t firstPiece = 0;
+    uint32_t count = 1;
+    bool group = false;
+    int64_t bytes = 0;
+};
+
+// Cuts the chunks of `b` into pieces of at most `pieceBytes`; returns the bytes of all the chunks.
+int64_t cutPieces(const FileBatch &b, int64_t pieceBytes, ChunkRead *chunks, std::vector<Piece> &pieces)
+{
     // A large chunk read by one thread would leave the others idle at the end of the batch: every chunk is
     // cut into pieces, handed out in order.
-    const size_t numFiles = b.files.size();
-    std::unique_ptr<ChunkRead[]> chunks(new ChunkRead[numFiles]);
-    std::vector<Piece> pieces;
     int64_t bytes = 0;
-    for (size_t i = 0; i < numFiles; ++i) {
+    for (size_t i = 0; i < b.files.size(); ++i) {
         const BatchFile &f = b.files[i];
         const int64_t want = f.holdEnd - f.holdBegin;
         // An empty file still gets a piece: opening it is what finds it unreadable.
@@ -98,48 +105,49 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
         chunks[i].piecesLeft = count;
         bytes += want;
     }
-    auto read = [&](size_t k, int) {
-        Piece &p = pieces[k];
-        const BatchFile &f = b.files[p.chunk];
-        ChunkRead &c = chunks[p.chunk];
-        auto open = [&] {
-            if (f.fd >= 0) { // opened by the batcher, which checked it
-                c.fd = f.fd;
-                c.opened = true;
-                return;
-            }
-            RingReader::Opening o { f.path.constData(), openFlags(f.viaLink) };
-            RingReader::openPlain(std::span(&o, 1));
-            c.fd = o.fd;
-            c.opened = o.fd >= 0;
-            c.openError = o.error;
-        };
-        {
-            std::lock_guard lock(c.mutex);
-            if (!c.openTried) {
-                open();
-                c.openTried = true;
-            }
-        }
-        if (c.fd >= 0 && p.size > 0) {
-            // Past a shrunk file's end this reads short or nothing; bytes past the planned size (the file grew
-            // since the walk) are not read: the planned size is what is scanned.
-            p.got = preadFully(c.fd, b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin), p.size, p.begin);
-            if (p.got < 0)
-                p.error = errno;
-        }
-        if (c.piecesLeft.fetch_sub(1) == 1 && c.fd >= 0)
-            ::close(c.fd);
-    };
-    // Work items: a piece of its own, or a group of chunks in one piece each, read through the ring together.
-    struct Item
+    return bytes;
+}
+
+void openChunk(const BatchFile &f, ChunkRead &c)
+{
+    if (f.fd >= 0) { // opened by the batcher, which checked it
+        c.fd = f.fd;
+        c.opened = true;
+        return;
+    }
+    RingReader::Opening o { f.path.constData(), openFlags(f.viaLink) };
+    RingReader::openPlain(std::span(&o, 1));
+    c.fd = o.fd;
+    c.opened = o.fd >= 0;
+    c.openError = o.error;
+}
+
+void readPiece(FileBatch &b, ChunkRead *chunks, Piece &p)
+{
+    const BatchFile &f = b.files[p.chunk];
+    ChunkRead &c = chunks[p.chunk];
     {
-        uint32_t firstPiece = 0;
-        uint32_t count = 1;
-        bool group = false;
-        int64_t bytes = 0;
-    };
-    std::vector<Item> items;
+        std::lock_guard lock(c.mutex);
+        if (!c.openTried) {
+            openChunk(f, c);
+            c.openTried = true;
+        }
+    }
+    if (c.fd >= 0 && p.size > 0) {
+        // Past a shrunk file's end this reads short or nothing; bytes past the planned size (the file grew
+        // since the walk) are not read: the planned size is what is scanned.
+        p.got = preadFully(c.fd, b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin), p.size, p.begin);
+        if (p.got < 0)
+            p.error = errno;
+    }
+    if (c.piecesLeft.fetch_sub(1) == 1 && c.fd >= 0)
+        ::close(c.fd);
+}
+
+std::vector<ReadItem> readItems(const std::vector<Piece> &pieces, const ChunkRead *chunks, int64_t pieceBytes,
+                                bool ring)
+{
+    std::vector<ReadItem> items;
     items.reserve(pieces.size());
     const bool grouping = ring && RingReader::available();
     for (size_t k = 0; k < pieces.size(); ++k) {
@@ -147,7 +155,7 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
         const bool whole = grouping && chunks[p.chunk].piecesLeft.load(std::memory_order_relaxed) == 1;
         // A group holds no more than a piece's bytes, so that the threads still share a batch evenly.
         if (whole && !items.empty()) {
-            Item &last = items.back();
+            ReadItem &last = items.back();
             if (last.group && last.count < uint32_t(RingReader::kGroup) && last.bytes + p.size <= pieceBytes) {
                 ++last.count;
                 last.bytes += p.size;
@@ -156,52 +164,47 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
         }
         items.push_back({ uint32_t(k), 1, whole, p.size });
     }
-    auto readGroup = [&](const Item &item) {
-        RingReader *reader = RingReader::forThisThread();
-        if (!reader) {
-            for (uint32_t j = 0; j < item.count; ++j)
-                read(item.firstPiece + j, 0);
-            return;
-        }
-        std::array<RingReader::Request, RingReader::kGroup> requests;
-        for (uint32_t j = 0; j < item.count; ++j) {
-            const Piece &p = pieces[item.firstPiece + j];
-            const BatchFile &f = b.files[p.chunk];
-            RingReader::Request &r = requests[j];
-            r.path = f.path.constData();
-            r.fd = f.fd;
-            r.openFlags = openFlags(f.viaLink);
-            r.dst = b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin);
-            r.size = p.size;
-            r.offset = p.begin;
-        }
-        reader->read(std::span(requests.data(), item.count));
-        for (uint32_t j = 0; j < item.count; ++j) {
-            Piece &p = pieces[item.firstPiece + j];
-            const RingReader::Request &r = requests[j];
-            ChunkRead &c = chunks[p.chunk];
-            c.opened = r.opened;
-            if (!r.opened) {
-                c.openError = r.error;
-                continue;
-            }
-            p.got = r.got;
-            p.error = r.got < 0 ? r.error : 0;
-        }
-    };
-    // Starting a thread costs about as much as reading a few small files, or a fraction of a full piece.
-    const size_t work = pieces.size() + 3 * size_t(bytes / pieceBytes);
-    parallelFor(
-        items.size(), int(std::min<size_t>(size_t(threads), std::max<size_t>(1, work / 4))),
-        [&](size_t i, int worker) {
-            const Item &item = items[i];
-            if (item.group)
-                readGroup(item);
-            else
-                read(item.firstPiece, worker);
-        },
-        pool);
+    return items;
+}
 
+void readGroup(FileBatch &b, ChunkRead *chunks, Piece *pieces, const ReadItem &item)
+{
+    RingReader *reader = RingReader::forThisThread();
+    if (!reader) {
+        for (uint32_t j = 0; j < item.count; ++j)
+            readPiece(b, chunks, pieces[item.firstPiece + j]);
+        return;
+    }
+    std::array<RingReader::Request, RingReader::kGroup> requests;
+    for (uint32_t j = 0; j < item.count; ++j) {
+        const Piece &p = pieces[item.firstPiece + j];
+        const BatchFile &f = b.files[p.chunk];
+        RingReader::Request &r = requests[j];
+        r.path = f.path.constData();
+        r.fd = f.fd;
+        r.openFlags = openFlags(f.viaLink);
+        r.dst = b.haystack.get() + f.dataOffset + (p.begin - f.holdBegin);
+        r.size = p.size;
+        r.offset = p.begin;
+    }
+    reader->read(std::span(requests.data(), item.count));
+    for (uint32_t j = 0; j < item.count; ++j) {
+        Piece &p = pieces[item.firstPiece + j];
+        const RingReader::Request &r = requests[j];
+        ChunkRead &c = chunks[p.chunk];
+        c.opened = r.opened;
+        if (!r.opened) {
+            c.openError = r.error;
+            continue;
+        }
+        p.got = r.got;
+        p.error = r.got < 0 ? r.error : 0;
+    }
+}
+
+std::vector<Outcome> outcomesOf(FileBatch &b, const ChunkRead *chunks, const std::vector<Piece> &pieces)
+{
+    const size_t numFiles = b.files.size();
     std::vector<Outcome> outcomes(numFiles);
     for (size_t i = 0; i < numFiles; ++i) {
         outcomes[i].opened = chunks[i].opened;
@@ -223,6 +226,29 @@ std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, W
         ended[p.chunk] = p.got < p.size;
     }
     return outcomes;
+}
+
+// Reads the chunks of `b` into its haystack with up to `threads` threads; one outcome per chunk. With `ring`,
+// runs of chunks read in one piece each go through RingReader, where this process can use io_uring.
+std::vector<Outcome> readChunks(FileBatch &b, int threads, int64_t pieceBytes, WorkerPool &pool, bool ring)
+{
+    std::unique_ptr<ChunkRead[]> chunks(new ChunkRead[b.files.size()]);
+    std::vector<Piece> pieces;
+    const int64_t bytes = cutPieces(b, pieceBytes, chunks.get(), pieces);
+    const std::vector<ReadItem> items = readItems(pieces, chunks.get(), pieceBytes, ring);
+    // Starting a thread costs about as much as reading a few small files, or a fraction of a full piece.
+    const size_t work = pieces.size() + 3 * size_t(bytes / pieceBytes);
+    parallelFor(
+        items.size(), int(std::min<size_t>(size_t(threads), std::max<size_t>(1, work / 4))),
+        [&](size_t i, int) {
+            const ReadItem &item = items[i];
+            if (item.group)
+                readGroup(b, chunks.get(), pieces.data(), item);
+            else
+                readPiece(b, chunks.get(), pieces[item.firstPiece]);
+        },
+        pool);
+    return outcomesOf(b, chunks.get(), pieces);
 }
 } // namespace
 

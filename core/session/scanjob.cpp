@@ -112,6 +112,13 @@ private:
         });
     }
 
+    static void lowerPriority();
+    std::jthread startSizer(const Request &request, int64_t &totalBytes, int &totalFiles);
+    void reportRules(const RuleSetup &setup);
+    bool chooseGpu(const Request &request, std::unique_ptr<FallbackEngine> &gpu);
+    static void addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed, QVector<HitRow> &rows);
+    void finish(const ScanSummary &summary, const QString &stopped);
+
     ScanJob *const m_job;
     std::atomic_bool m_cancelled { false };
     std::mutex m_mutex;
@@ -119,23 +126,20 @@ private:
     std::optional<LaunchParams> m_latestParams; // guarded by m_mutex: setParams() during this run
 };
 
-void ScanJob::Worker::run(const Request &request)
+void ScanJob::Worker::lowerPriority()
 {
-    const QString stopped = ScanJob::tr("Scan stopped.");
-    ScanJob *const job = m_job;
 #ifdef Q_OS_LINUX
     // Linux nice values are per thread: this lowers only the scan thread, before it starts any other.
     const id_t self = id_t(gettid());
     if (getpriority(PRIO_PROCESS, self) < kScanNice && setpriority(PRIO_PROCESS, self, kScanNice) != 0)
         qWarning("Hitscope: could not lower the scan thread's priority");
 #endif
+}
 
-    // Sizes only, for the progress bar (problems are reported by the scan itself). Walked while the rules
-    // load and compile: the compile leaves the other cores idle most of its time.
-    int64_t totalBytes = 0;
-    int totalFiles = 0;
-    // Every early return below ends the walk: the jthread asks it to stop, then joins it.
-    std::jthread sizer([&](std::stop_token stop) {
+// Sizes only, for the progress bar (problems are reported by the scan itself).
+std::jthread ScanJob::Worker::startSizer(const Request &request, int64_t &totalBytes, int &totalFiles)
+{
+    return std::jthread([this, &request, &totalBytes, &totalFiles](std::stop_token stop) {
         std::atomic_bool stopped { false };
         FileWalker walker(request.walk);
         // The walker looks at one flag: the user's cancel and the jthread's stop reach it at every entry.
@@ -151,6 +155,85 @@ void ScanJob::Worker::run(const Request &request)
             },
             [](const FileProblem &) {}, &stopped);
     });
+}
+
+void ScanJob::Worker::reportRules(const RuleSetup &setup)
+{
+    ScanJob *const job = m_job;
+    for (const Rejection &r : setup.rejections)
+        post([job, r] { Q_EMIT job->ruleRejected(r.file, r.line, r.rule, r.reason); });
+    // yara's warnings and the format a rule file was read as: told, nothing refused.
+    for (const QString &note : setup.rules.notes)
+        post([job, note] { Q_EMIT job->notice(note); });
+}
+
+// False after a fail(): no GPU engine, where one was asked for.
+bool ScanJob::Worker::chooseGpu(const Request &request, std::unique_ptr<FallbackEngine> &gpu)
+{
+    RhiDeviceOptions options;
+    options.backend = request.backend;
+    options.fallbackSurface = request.fallbackSurface;
+    QString notice, error;
+    gpu = FallbackEngine::choose(request.engine == EngineChoice::Gpu, options, &notice, &error);
+    if (!error.isEmpty()) {
+        // RhiDevice's reason already names the backend that was asked for.
+        fail(ScanJob::tr("No GPU engine: %1").arg(error));
+        return false;
+    }
+    if (!notice.isEmpty()) {
+        const QString n = notice + QLatin1Char('.');
+        post([job = m_job, n] { Q_EMIT job->notice(n); });
+    }
+    return true;
+}
+
+// `listed`, a flag per rule, is all clear before and after.
+void ScanJob::Worker::addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed,
+                              QVector<HitRow> &rows)
+{
+    const PreviewReader preview(fr.path);
+    // No reserve() per file: growing to the exact size each time copied the batch's rows once per file.
+    for (const Hit &h : fr.hits) {
+        const Pattern &p = rules.patterns[size_t(h.pattern)];
+        listed[size_t(p.ruleIndex)] = 1;
+        rows.push_back({ fr.path, rules.rules[size_t(p.ruleIndex)].name, p.id, h.offset, h.length,
+                         preview.read(h.offset, h.length, kPreviewBytes) });
+    }
+    // A YARA rule can match with no string to show (a condition on filesize or header bytes, or only
+    // private strings): one row says so, or the match would be invisible here.
+    for (int r : fr.rules) {
+        if (!listed[size_t(r)] && rules.rules[size_t(r)].isYara())
+            rows.push_back({ fr.path, rules.rules[size_t(r)].name, QStringLiteral("(condition)"), 0, 0, {} });
+    }
+    for (const Hit &h : fr.hits)
+        listed[size_t(rules.patterns[size_t(h.pattern)].ruleIndex)] = 0;
+}
+
+void ScanJob::Worker::finish(const ScanSummary &summary, const QString &stopped)
+{
+    if (!summary.error.isEmpty()) {
+        fail(summary.error);
+    } else if (summary.cancelled || m_cancelled) {
+        fail(stopped, true);
+    } else {
+        post([job = m_job, s = summary] {
+            job->m_running = false;
+            Q_EMIT job->finished(s.files, s.bytes, s.hits, s.wallMs);
+        });
+    }
+}
+
+void ScanJob::Worker::run(const Request &request)
+{
+    const QString stopped = ScanJob::tr("Scan stopped.");
+    ScanJob *const job = m_job;
+    lowerPriority();
+
+    // Walked while the rules load and compile: the compile leaves the other cores idle most of its time.
+    int64_t totalBytes = 0;
+    int totalFiles = 0;
+    // Every early return below ends the walk: the jthread asks it to stop, then joins it.
+    std::jthread sizer = startSizer(request, totalBytes, totalFiles);
 
     RuleSetup::Options options;
     options.files = request.ruleFiles;
@@ -159,12 +242,7 @@ void ScanJob::Worker::run(const Request &request)
     const RuleSetup setup = RuleSetup::run(options);
     const RuleSet &rules = setup.rules;
     const PatternCatalog &catalog = setup.catalog;
-    const std::vector<Rejection> &rejections = setup.rejections;
-    for (const Rejection &r : rejections)
-        post([job, r] { Q_EMIT job->ruleRejected(r.file, r.line, r.rule, r.reason); });
-    // yara's warnings and the format a rule file was read as: told, nothing refused.
-    for (const QString &note : rules.notes)
-        post([job, note] { Q_EMIT job->notice(note); });
+    reportRules(setup);
 
     if (!setup.usable()) {
         fail(request.ruleFiles.isEmpty()
@@ -180,22 +258,8 @@ void ScanJob::Worker::run(const Request &request)
     // The engine is made, used and destroyed on this thread, which so owns the QRhi and its resources.
     std::unique_ptr<FallbackEngine> gpu;
     CpuEngine cpu;
-    if (request.engine != EngineChoice::Cpu) {
-        RhiDeviceOptions options;
-        options.backend = request.backend;
-        options.fallbackSurface = request.fallbackSurface;
-        QString notice, error;
-        gpu = FallbackEngine::choose(request.engine == EngineChoice::Gpu, options, &notice, &error);
-        if (!error.isEmpty()) {
-            // RhiDevice's reason already names the backend that was asked for.
-            fail(ScanJob::tr("No GPU engine: %1").arg(error));
-            return;
-        }
-        if (!notice.isEmpty()) {
-            const QString n = notice + QLatin1Char('.');
-            post([job, n] { Q_EMIT job->notice(n); });
-        }
-    }
+    if (request.engine != EngineChoice::Cpu && !chooseGpu(request, gpu))
+        return;
     Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
     const QString description = gpu
         ? ScanJob::tr("GPU: %1 (%2)").arg(gpu->gpu().device().deviceName(), gpu->gpu().device().backendName())
@@ -228,22 +292,7 @@ void ScanJob::Worker::run(const Request &request)
         ++filesDone;
         if (fr.hits.empty() && fr.rules.empty())
             return;
-        const PreviewReader preview(fr.path);
-        // No reserve() per file: growing to the exact size each time copied the batch's rows once per file.
-        for (const Hit &h : fr.hits) {
-            const Pattern &p = rules.patterns[size_t(h.pattern)];
-            listed[size_t(p.ruleIndex)] = 1;
-            rows.push_back({ fr.path, rules.rules[size_t(p.ruleIndex)].name, p.id, h.offset, h.length,
-                             preview.read(h.offset, h.length, kPreviewBytes) });
-        }
-        // A YARA rule can match with no string to show (a condition on filesize or header bytes, or only
-        // private strings): one row says so, or the match would be invisible here.
-        for (int r : fr.rules) {
-            if (!listed[size_t(r)] && rules.rules[size_t(r)].isYara())
-                rows.push_back({ fr.path, rules.rules[size_t(r)].name, QStringLiteral("(condition)"), 0, 0, {} });
-        }
-        for (const Hit &h : fr.hits)
-            listed[size_t(rules.patterns[size_t(h.pattern)].ruleIndex)] = 0;
+        addRows(fr, rules, listed, rows);
     };
     cb.problem = [&](const FileProblem &p) { post([job, p] { Q_EMIT job->problemFound(p.path, p.reason); }); };
     cb.notice = [&](const QString &n) { post([job, n] { Q_EMIT job->notice(n); }); };
@@ -275,16 +324,7 @@ void ScanJob::Worker::run(const Request &request)
     if (!rows.isEmpty())
         post([job, r = std::exchange(rows, {})] { Q_EMIT job->hitsAvailable(r); });
 
-    if (!summary.error.isEmpty()) {
-        fail(summary.error);
-    } else if (summary.cancelled || m_cancelled) {
-        fail(stopped, true);
-    } else {
-        post([job, s = summary] {
-            job->m_running = false;
-            Q_EMIT job->finished(s.files, s.bytes, s.hits, s.wallMs);
-        });
-    }
+    finish(summary, stopped);
 }
 
 ScanJob::ScanJob(QObject *parent)
