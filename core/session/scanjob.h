@@ -24,8 +24,6 @@ namespace Hitscope {
 struct RuleSet;
 struct PatternCatalog;
 
-/// Which engine a ScanJob uses.
-
 /**
  * Runs a scan on a thread of its own (which owns the GPU device and every QRhi resource, when the GPU engine
  * is used) and reports through queued signals, so the GUI thread never blocks. Every start() ends with
