@@ -41,6 +41,168 @@ inline std::vector<StringMatch>::const_iterator firstAtOrAfter(const std::vector
                             [](const StringMatch &s, int64_t o) { return s.offset < o; });
 }
 
+using Op = ConditionProgram::Op;
+
+/// `uint32(offset)` and its kin; `format` is the Read node's imm.
+int64_t readInteger(const ConditionContext &context, int64_t offset, int64_t format)
+{
+    const int size = int(format & 0xff);
+    // YARA casts the offset to size_t, so negative and undefined offsets are simply outside the data.
+    if (offset == U || offset < 0 || offset > context.fileSize - size || !context.read)
+        return U;
+    uint8_t bytes[4] = {};
+    if (!context.read(offset, size, bytes))
+        return U;
+    uint32_t raw = 0;
+    for (int k = 0; k < size; ++k) {
+        const int shift = (format & ConditionProgram::ReadBigEndian) ? 8 * (size - 1 - k) : 8 * k;
+        raw |= uint32_t(bytes[k]) << shift;
+    }
+    if (!(format & ConditionProgram::ReadSigned))
+        return int64_t(raw);
+    if (size == 1)
+        return int64_t(int8_t(raw));
+    if (size == 2)
+        return int64_t(int16_t(raw));
+    return int64_t(int32_t(raw));
+}
+
+inline int64_t integerOperator(Op op, int64_t l, int64_t r)
+{
+    switch (op) {
+    case Op::Eq:
+        return truth(l == r);
+    case Op::Ne:
+        return truth(l != r);
+    case Op::Lt:
+        return truth(l < r);
+    case Op::Le:
+        return truth(l <= r);
+    case Op::Gt:
+        return truth(l > r);
+    case Op::Ge:
+        return truth(l >= r);
+    case Op::Add:
+        return wrapAdd(l, r);
+    case Op::Sub:
+        return wrapSub(l, r);
+    case Op::Mul:
+        return wrapMul(l, r);
+    case Op::Div:
+        if (r == 0)
+            return U;
+        if (r == -1) // INT64_MIN / -1 traps in YARA; wrap instead
+            return wrapSub(0, l);
+        return l / r;
+    case Op::Mod:
+        if (r == 0)
+            return U;
+        if (r == -1)
+            return 0;
+        return l % r;
+    case Op::BitAnd:
+        return l & r;
+    case Op::BitOr:
+        return l | r;
+    case Op::BitXor:
+        return l ^ r;
+    case Op::Shl:
+        if (r < 0)
+            return U;
+        return r < 64 ? int64_t(uint64_t(l) << r) : 0;
+    case Op::Shr:
+        if (r < 0)
+            return U;
+        return r < 64 ? (l >> r) : 0; // arithmetic shift, as YARA's int64_t >>
+    default:
+        return U;
+    }
+}
+
+int64_t floatOperator(Op op, double l, double r)
+{
+    switch (op) {
+    case Op::FAdd:
+        return std::bit_cast<int64_t>(l + r);
+    case Op::FSub:
+        return std::bit_cast<int64_t>(l - r);
+    case Op::FMul:
+        return std::bit_cast<int64_t>(l * r);
+    case Op::FDiv:
+        return std::bit_cast<int64_t>(l / r);
+    case Op::FEq:
+        return truth(l == r);
+    case Op::FNe:
+        return truth(l != r);
+    case Op::FLt:
+        return truth(l < r);
+    case Op::FLe:
+        return truth(l <= r);
+    case Op::FGt:
+        return truth(l > r);
+    default:
+        return truth(l >= r);
+    }
+}
+
+int64_t stringOperator(Op op, const QByteArray &l, const QByteArray &r)
+{
+    const auto lower = [](const QByteArray &x) { return x.toLower(); };
+    switch (op) {
+    case Op::StrEq:
+        return truth(l == r);
+    case Op::StrNe:
+        return truth(l != r);
+    // ss_compare: bytewise as signed char (the C string's char), the shorter first on a tie.
+    case Op::StrLt:
+    case Op::StrLe:
+    case Op::StrGt:
+    case Op::StrGe: {
+        const qsizetype common = std::min(l.size(), r.size());
+        int c = 0;
+        for (qsizetype i = 0; i < common && c == 0; ++i)
+            if (l[i] != r[i])
+                c = l[i] < r[i] ? -1 : 1;
+        if (c == 0 && l.size() != r.size())
+            c = l.size() < r.size() ? -1 : 1;
+        if (op == Op::StrLt)
+            return truth(c < 0);
+        if (op == Op::StrLe)
+            return truth(c <= 0);
+        if (op == Op::StrGt)
+            return truth(c > 0);
+        return truth(c >= 0);
+    }
+    case Op::Contains:
+        return truth(l.contains(r));
+    case Op::IContains:
+        return truth(lower(l).contains(lower(r)));
+    case Op::StartsWith:
+        return truth(l.startsWith(r));
+    case Op::IStartsWith:
+        return truth(lower(l).startsWith(lower(r)));
+    case Op::EndsWith:
+        return truth(l.endsWith(r));
+    case Op::IEndsWith:
+        return truth(lower(l).endsWith(lower(r)));
+    default:
+        return truth(lower(l) == lower(r));
+    }
+}
+
+/// `text matches /re/`: whether the regex matches anywhere in it.
+int64_t regexMatch(const PriorityMatcher &re, const QByteArray &text)
+{
+    if (text.isEmpty())
+        return 0;
+    const auto *bytes = reinterpret_cast<const uint8_t *>(text.constData());
+    const ByteAt byteAt([bytes](int64_t offset) { return bytes[offset]; });
+    for (int64_t start = 0; start < text.size(); ++start)
+        if (re.match(start, text.size(), byteAt) >= 0)
+            return 1;
+    return 0;
+}
+
 } // namespace
 
 struct ConditionProgram::State
@@ -473,28 +635,8 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         const int64_t v = eval(n.a, state);
         return v == U ? U : ~v;
     }
-    case Op::Read: {
-        const int64_t offset = eval(n.a, state);
-        const int size = int(n.imm & 0xff);
-        // YARA casts the offset to size_t, so negative and undefined offsets are simply outside the data.
-        if (offset == U || offset < 0 || offset > state.context.fileSize - size || !state.context.read)
-            return U;
-        uint8_t bytes[4] = {};
-        if (!state.context.read(offset, size, bytes))
-            return U;
-        uint32_t raw = 0;
-        for (int k = 0; k < size; ++k) {
-            const int shift = (n.imm & ReadBigEndian) ? 8 * (size - 1 - k) : 8 * k;
-            raw |= uint32_t(bytes[k]) << shift;
-        }
-        if (!(n.imm & ReadSigned))
-            return int64_t(raw);
-        if (size == 1)
-            return int64_t(int8_t(raw));
-        if (size == 2)
-            return int64_t(int16_t(raw));
-        return int64_t(int32_t(raw));
-    }
+    case Op::Read:
+        return readInteger(state.context, eval(n.a, state), n.imm);
     case Op::Defined:
         return truth(eval(n.a, state) != U);
     case Op::CountIn: {
@@ -587,17 +729,7 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     }
     case Op::Matches: {
         const QByteArray *t = text(n.a, state);
-        if (!t)
-            return U;
-        if (t->isEmpty())
-            return 0;
-        const PriorityMatcher &re = *m_regexes[size_t(n.imm)];
-        const auto *bytes = reinterpret_cast<const uint8_t *>(t->constData());
-        const ByteAt byteAt([bytes](int64_t offset) { return bytes[offset]; });
-        for (int64_t start = 0; start < t->size(); ++start)
-            if (re.match(start, t->size(), byteAt) >= 0)
-                return 1;
-        return 0;
+        return t ? regexMatch(*m_regexes[size_t(n.imm)], *t) : U;
     }
     case Op::FAdd:
     case Op::FSub:
@@ -609,34 +741,9 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     case Op::FLe:
     case Op::FGt:
     case Op::FGe: {
-        const int64_t li = eval(n.a, state);
-        const int64_t ri = eval(n.b, state);
-        if (li == U || ri == U)
-            return U;
-        const double l = std::bit_cast<double>(li);
-        const double r = std::bit_cast<double>(ri);
-        switch (n.op) {
-        case Op::FAdd:
-            return std::bit_cast<int64_t>(l + r);
-        case Op::FSub:
-            return std::bit_cast<int64_t>(l - r);
-        case Op::FMul:
-            return std::bit_cast<int64_t>(l * r);
-        case Op::FDiv:
-            return std::bit_cast<int64_t>(l / r);
-        case Op::FEq:
-            return truth(l == r);
-        case Op::FNe:
-            return truth(l != r);
-        case Op::FLt:
-            return truth(l < r);
-        case Op::FLe:
-            return truth(l <= r);
-        case Op::FGt:
-            return truth(l > r);
-        default:
-            return truth(l >= r);
-        }
+        const int64_t l = eval(n.a, state);
+        const int64_t r = eval(n.b, state);
+        return l == U || r == U ? U : floatOperator(n.op, std::bit_cast<double>(l), std::bit_cast<double>(r));
     }
     case Op::StrEq:
     case Op::StrNe:
@@ -653,49 +760,7 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     case Op::IEquals: {
         const QByteArray *l = text(n.a, state);
         const QByteArray *r = text(n.b, state);
-        if (!l || !r)
-            return U;
-        const auto lower = [](const QByteArray &x) { return x.toLower(); };
-        switch (n.op) {
-        case Op::StrEq:
-            return truth(*l == *r);
-        case Op::StrNe:
-            return truth(*l != *r);
-        // ss_compare: bytewise as signed char (the C string's char), the shorter first on a tie.
-        case Op::StrLt:
-        case Op::StrLe:
-        case Op::StrGt:
-        case Op::StrGe: {
-            const qsizetype common = std::min(l->size(), r->size());
-            int c = 0;
-            for (qsizetype i = 0; i < common && c == 0; ++i)
-                if ((*l)[i] != (*r)[i])
-                    c = (*l)[i] < (*r)[i] ? -1 : 1;
-            if (c == 0 && l->size() != r->size())
-                c = l->size() < r->size() ? -1 : 1;
-            if (n.op == Op::StrLt)
-                return truth(c < 0);
-            if (n.op == Op::StrLe)
-                return truth(c <= 0);
-            if (n.op == Op::StrGt)
-                return truth(c > 0);
-            return truth(c >= 0);
-        }
-        case Op::Contains:
-            return truth(l->contains(*r));
-        case Op::IContains:
-            return truth(lower(*l).contains(lower(*r)));
-        case Op::StartsWith:
-            return truth(l->startsWith(*r));
-        case Op::IStartsWith:
-            return truth(lower(*l).startsWith(lower(*r)));
-        case Op::EndsWith:
-            return truth(l->endsWith(*r));
-        case Op::IEndsWith:
-            return truth(lower(*l).endsWith(lower(*r)));
-        default:
-            return truth(lower(*l) == lower(*r));
-        }
+        return l && r ? stringOperator(n.op, *l, *r) : U;
     }
     default:
         break;
@@ -706,54 +771,7 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     const int64_t r = eval(n.b, state);
     if (l == U || r == U)
         return U;
-    switch (n.op) {
-    case Op::Eq:
-        return truth(l == r);
-    case Op::Ne:
-        return truth(l != r);
-    case Op::Lt:
-        return truth(l < r);
-    case Op::Le:
-        return truth(l <= r);
-    case Op::Gt:
-        return truth(l > r);
-    case Op::Ge:
-        return truth(l >= r);
-    case Op::Add:
-        return wrapAdd(l, r);
-    case Op::Sub:
-        return wrapSub(l, r);
-    case Op::Mul:
-        return wrapMul(l, r);
-    case Op::Div:
-        if (r == 0)
-            return U;
-        if (r == -1) // INT64_MIN / -1 traps in YARA; wrap instead
-            return wrapSub(0, l);
-        return l / r;
-    case Op::Mod:
-        if (r == 0)
-            return U;
-        if (r == -1)
-            return 0;
-        return l % r;
-    case Op::BitAnd:
-        return l & r;
-    case Op::BitOr:
-        return l | r;
-    case Op::BitXor:
-        return l ^ r;
-    case Op::Shl:
-        if (r < 0)
-            return U;
-        return r < 64 ? int64_t(uint64_t(l) << r) : 0;
-    case Op::Shr:
-        if (r < 0)
-            return U;
-        return r < 64 ? (l >> r) : 0; // arithmetic shift, as YARA's int64_t >>
-    default:
-        return U;
-    }
+    return integerOperator(n.op, l, r);
 }
 
 // OP_OBJ_VALUE: an integer as it is (YR_UNDEFINED included), a NaN float and a missing string undefined.
