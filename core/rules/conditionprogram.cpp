@@ -517,98 +517,24 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         return truth(state.count(n.b) > 0);
     case Op::Count:
         return state.count(n.b);
-    case Op::FoundAt: {
-        const int64_t at = eval(n.a, state);
-        if (at == U)
-            return 0; // YARA's FOUND_AT answers false, not undefined
-        const auto &m = state.matches(n.b);
-        const auto it = firstAtOrAfter(m, at);
-        return truth(it != m.end() && it->offset == at);
-    }
-    case Op::FoundIn: {
-        const int64_t low = eval(n.a, state);
-        const int64_t high = eval(n.c, state);
-        if (low == U || high == U)
-            return U;
-        const auto &m = state.matches(n.b);
-        const auto it = firstAtOrAfter(m, low);
-        return truth(it != m.end() && it->offset <= high);
-    }
+    case Op::FoundAt:
+    case Op::FoundIn:
     case Op::Offset:
-    case Op::Length: {
-        const int64_t i = eval(n.a, state);
-        if (i == U)
-            return U;
-        const auto &m = state.matches(n.b);
-        if (i < 1 || uint64_t(i) > m.size())
-            return U;
-        const StringMatch &match = m[size_t(i - 1)];
-        return n.op == Op::Offset ? match.offset : match.length;
-    }
-    case Op::Of: {
-        const int64_t q = eval(n.a, state);
-        // Counting stops once the answer is known; the count is only compared with q below.
-        const int64_t enough = q == U ? int64_t(n.c) : (q <= 0 ? 1 : q);
-        int64_t found = 0;
-        for (int32_t k = 0; k < n.c && found < enough; ++k)
-            found += state.count(m_lists[size_t(n.b + k)]) > 0 ? 1 : 0;
-        const int64_t count = n.c;
-        if (q == U)
-            return truth(found >= count);
-        if (q == 0) // "none", and a quantifier that evaluates to 0 (YARA issue 1695)
-            return truth(found == 0);
-        return truth(found >= q);
-    }
-    case Op::ForOf: {
-        // YARA evaluates the body for every string (no early exit) and compares quantifier <= sum.
-        const int64_t q = eval(n.a, state);
-        int64_t sum = 0;
-        const size_t mark = state.mark();
-        for (int32_t k = 0; k < n.c; ++k) {
-            state.slots[n.imm] = m_lists[size_t(n.b + k)];
-            const int64_t v = eval(n.d, state);
-            state.release(mark);
-            if (v != U)
-                sum = wrapAdd(sum, v);
-        }
-        const int64_t needed = q == U ? int64_t(n.c) : q;
-        if (sum == U)
-            return U;
-        return truth(needed <= sum);
-    }
-    case Op::ForRange: {
-        const int64_t q = eval(n.a, state);
-        const int64_t low = eval(n.b, state);
-        const int64_t high = eval(n.c, state);
-        int64_t sum = 0;
-        int64_t iterations = 0;
-        if (low != U && high != U) {
-            const size_t mark = state.mark();
-            for (int64_t i = low; i != U && i <= high;) {
-                state.slots[n.imm] = i;
-                if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
-                    break;
-                if (i == std::numeric_limits<int64_t>::max())
-                    break; // YARA would wrap around and never end
-                ++i;
-            }
-        }
-        return loopResult(q, sum, iterations);
-    }
-    case Op::ForEnum: {
-        const int64_t q = eval(n.a, state);
-        int64_t sum = 0;
-        int64_t iterations = 0;
-        const size_t mark = state.mark();
-        for (int32_t k = 0; k < n.c; ++k) {
-            // YARA evaluates all items before the first iteration; they cannot depend on the loop, so lazily
-            // is the same.
-            state.slots[n.imm] = eval(m_lists[size_t(n.b + k)], state);
-            if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
-                break;
-        }
-        return loopResult(q, sum, iterations);
-    }
+    case Op::Length:
+    case Op::CountIn:
+        return matchQuery(n, state);
+    case Op::Of:
+        return ofStrings(n, state);
+    case Op::OfRules:
+    case Op::PercentOf:
+    case Op::OfIn:
+        return ofSet(n, state);
+    case Op::ForOf:
+        return stringLoop(n, state);
+    case Op::ForRange:
+        return rangeLoop(n, state);
+    case Op::ForEnum:
+        return listLoop(n, state);
     case Op::Not: {
         const int64_t v = eval(n.a, state);
         return v == U ? U : truth(v == 0);
@@ -639,55 +565,6 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         return readInteger(state.context, eval(n.a, state), n.imm);
     case Op::Defined:
         return truth(eval(n.a, state) != U);
-    case Op::CountIn: {
-        const int64_t low = eval(n.a, state);
-        const int64_t high = eval(n.c, state);
-        if (low == U || high == U)
-            return U;
-        const auto &m = state.matches(n.b);
-        int64_t count = 0;
-        for (auto it = firstAtOrAfter(m, low); it != m.end() && it->offset <= high; ++it)
-            ++count;
-        return count;
-    }
-    case Op::OfRules:
-    case Op::PercentOf:
-    case Op::OfIn: {
-        const int64_t q = eval(n.a, state);
-        int64_t low = 0;
-        int64_t high = 0;
-        if (n.op == Op::OfIn) {
-            low = eval(n.d, state);
-            high = eval(int32_t(n.imm), state);
-            if (low == U || high == U)
-                return U;
-        }
-        const bool rules = n.op == Op::OfRules || (n.op == Op::PercentOf && n.imm == 1);
-        int64_t found = 0;
-        for (int32_t k = 0; k < n.c; ++k) {
-            const int32_t item = m_lists[size_t(n.b + k)];
-            if (rules) {
-                found += truth(state.context.ruleMatched && state.context.ruleMatched(item));
-            } else if (n.op == Op::OfIn) {
-                const auto &m = state.matches(item);
-                const auto it = firstAtOrAfter(m, low);
-                found += truth(it != m.end() && it->offset <= high);
-            } else {
-                found += truth(state.count(item) > 0);
-            }
-        }
-        const int64_t count = n.c;
-        if (n.op == Op::PercentOf) {
-            if (q == U || count == 0)
-                return U;
-            return truth((double(found) / double(count)) * 100 >= double(q));
-        }
-        if (q == U)
-            return truth(found >= count);
-        if (q == 0)
-            return truth(found == 0);
-        return truth(found >= q);
-    }
     case Op::IntToFloat: {
         const int64_t v = eval(n.a, state);
         return v == U ? U : std::bit_cast<int64_t>(double(v));
@@ -699,21 +576,10 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     case Op::StrConst:
         return n.imm;
     case Op::ModRoot:
-        return state.modules().root(m_strings[size_t(n.imm)]);
-    case Op::ModField: {
-        const int64_t o = eval(n.a, state);
-        return o == U ? U : state.modules().field(o, n.c, m_strings[size_t(n.imm)]);
-    }
-    case Op::ModItem: {
-        const int64_t o = eval(n.a, state);
-        const int64_t i = eval(n.b, state);
-        return o == U || i == U ? U : state.modules().item(o, i);
-    }
-    case Op::ModEntry: {
-        const int64_t o = eval(n.a, state);
-        const QByteArray *key = text(n.b, state);
-        return o == U || !key ? U : state.modules().entry(o, *key);
-    }
+    case Op::ModField:
+    case Op::ModItem:
+    case Op::ModEntry:
+        return moduleObject(n, state);
     case Op::ModValue:
         return moduleValue(eval(n.a, state), n.imm, state);
     case Op::ModCall:
@@ -772,6 +638,186 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
     if (l == U || r == U)
         return U;
     return integerOperator(n.op, l, r);
+}
+
+// What the matches of a string say about given offsets: `$s at`, `$s in`, `@s[i]`, `!s[i]`, `#s in`.
+int64_t ConditionProgram::matchQuery(const Node &n, State &state) const
+{
+    switch (n.op) {
+    case Op::FoundAt: {
+        const int64_t at = eval(n.a, state);
+        if (at == U)
+            return 0; // YARA's FOUND_AT answers false, not undefined
+        const auto &m = state.matches(n.b);
+        const auto it = firstAtOrAfter(m, at);
+        return truth(it != m.end() && it->offset == at);
+    }
+    case Op::FoundIn: {
+        const int64_t low = eval(n.a, state);
+        const int64_t high = eval(n.c, state);
+        if (low == U || high == U)
+            return U;
+        const auto &m = state.matches(n.b);
+        const auto it = firstAtOrAfter(m, low);
+        return truth(it != m.end() && it->offset <= high);
+    }
+    case Op::Offset:
+    case Op::Length: {
+        const int64_t i = eval(n.a, state);
+        if (i == U)
+            return U;
+        const auto &m = state.matches(n.b);
+        if (i < 1 || uint64_t(i) > m.size())
+            return U;
+        const StringMatch &match = m[size_t(i - 1)];
+        return n.op == Op::Offset ? match.offset : match.length;
+    }
+    default: { // CountIn
+        const int64_t low = eval(n.a, state);
+        const int64_t high = eval(n.c, state);
+        if (low == U || high == U)
+            return U;
+        const auto &m = state.matches(n.b);
+        int64_t count = 0;
+        for (auto it = firstAtOrAfter(m, low); it != m.end() && it->offset <= high; ++it)
+            ++count;
+        return count;
+    }
+    }
+}
+
+int64_t ConditionProgram::ofStrings(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    // Counting stops once the answer is known; the count is only compared with q below.
+    const int64_t enough = q == U ? int64_t(n.c) : (q <= 0 ? 1 : q);
+    int64_t found = 0;
+    for (int32_t k = 0; k < n.c && found < enough; ++k)
+        found += state.count(m_lists[size_t(n.b + k)]) > 0 ? 1 : 0;
+    const int64_t count = n.c;
+    if (q == U)
+        return truth(found >= count);
+    if (q == 0) // "none", and a quantifier that evaluates to 0 (YARA issue 1695)
+        return truth(found == 0);
+    return truth(found >= q);
+}
+
+// `of` over rules, as a percentage, or over strings in a range: every item is counted.
+int64_t ConditionProgram::ofSet(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    int64_t low = 0;
+    int64_t high = 0;
+    if (n.op == Op::OfIn) {
+        low = eval(n.d, state);
+        high = eval(int32_t(n.imm), state);
+        if (low == U || high == U)
+            return U;
+    }
+    const bool rules = n.op == Op::OfRules || (n.op == Op::PercentOf && n.imm == 1);
+    int64_t found = 0;
+    for (int32_t k = 0; k < n.c; ++k) {
+        const int32_t item = m_lists[size_t(n.b + k)];
+        if (rules) {
+            found += truth(state.context.ruleMatched && state.context.ruleMatched(item));
+        } else if (n.op == Op::OfIn) {
+            const auto &m = state.matches(item);
+            const auto it = firstAtOrAfter(m, low);
+            found += truth(it != m.end() && it->offset <= high);
+        } else {
+            found += truth(state.count(item) > 0);
+        }
+    }
+    const int64_t count = n.c;
+    if (n.op == Op::PercentOf) {
+        if (q == U || count == 0)
+            return U;
+        return truth((double(found) / double(count)) * 100 >= double(q));
+    }
+    if (q == U)
+        return truth(found >= count);
+    if (q == 0)
+        return truth(found == 0);
+    return truth(found >= q);
+}
+
+int64_t ConditionProgram::stringLoop(const Node &n, State &state) const
+{
+    // YARA evaluates the body for every string (no early exit) and compares quantifier <= sum.
+    const int64_t q = eval(n.a, state);
+    int64_t sum = 0;
+    const size_t mark = state.mark();
+    for (int32_t k = 0; k < n.c; ++k) {
+        state.slots[n.imm] = m_lists[size_t(n.b + k)];
+        const int64_t v = eval(n.d, state);
+        state.release(mark);
+        if (v != U)
+            sum = wrapAdd(sum, v);
+    }
+    const int64_t needed = q == U ? int64_t(n.c) : q;
+    if (sum == U)
+        return U;
+    return truth(needed <= sum);
+}
+
+int64_t ConditionProgram::rangeLoop(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    const int64_t low = eval(n.b, state);
+    const int64_t high = eval(n.c, state);
+    int64_t sum = 0;
+    int64_t iterations = 0;
+    if (low != U && high != U) {
+        const size_t mark = state.mark();
+        for (int64_t i = low; i != U && i <= high;) {
+            state.slots[n.imm] = i;
+            if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
+                break;
+            if (i == std::numeric_limits<int64_t>::max())
+                break; // YARA would wrap around and never end
+            ++i;
+        }
+    }
+    return loopResult(q, sum, iterations);
+}
+
+int64_t ConditionProgram::listLoop(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    int64_t sum = 0;
+    int64_t iterations = 0;
+    const size_t mark = state.mark();
+    for (int32_t k = 0; k < n.c; ++k) {
+        // YARA evaluates all items before the first iteration; they cannot depend on the loop, so lazily
+        // is the same.
+        state.slots[n.imm] = eval(m_lists[size_t(n.b + k)], state);
+        if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
+            break;
+    }
+    return loopResult(q, sum, iterations);
+}
+
+// A module's structure, a field of one, an item of an array or an entry of a dictionary.
+int64_t ConditionProgram::moduleObject(const Node &n, State &state) const
+{
+    switch (n.op) {
+    case Op::ModRoot:
+        return state.modules().root(m_strings[size_t(n.imm)]);
+    case Op::ModField: {
+        const int64_t o = eval(n.a, state);
+        return o == U ? U : state.modules().field(o, n.c, m_strings[size_t(n.imm)]);
+    }
+    case Op::ModItem: {
+        const int64_t o = eval(n.a, state);
+        const int64_t i = eval(n.b, state);
+        return o == U || i == U ? U : state.modules().item(o, i);
+    }
+    default: { // ModEntry
+        const int64_t o = eval(n.a, state);
+        const QByteArray *key = text(n.b, state);
+        return o == U || !key ? U : state.modules().entry(o, *key);
+    }
+    }
 }
 
 // OP_OBJ_VALUE: an integer as it is (YR_UNDEFINED included), a NaN float and a missing string undefined.
