@@ -255,14 +255,10 @@ std::optional<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vect
     return groups;
 }
 
-/// The grouping proper: candidates in chunks of one kind under the budget, chunks halved until they fit, the
-/// pieces merged back while merges fit. Bounded and unbounded patterns are chunked apart (they are scanned
-/// differently; only groups walked whole join across them when merged); literals group with literals, sorted
-/// so that shared prefixes stay together, and regexes with regexes in rule order. A candidate that fits no
-/// group gets its reason in `rejected`.
-std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, const RuleSet &rules,
-                                        const std::vector<PatternInfo> &patterns, int groupBudget,
-                                        int patternBudget, int threads, std::vector<QString> &rejected)
+/// The candidates in chunks of one kind under the group budget: bounded apart from unbounded, those the atom
+/// prefilter suits apart from the others, xor strings apart, literals apart from regexes; literals sorted so that
+/// shared prefixes stay together, regexes in rule order.
+std::vector<Chunk> chunkCandidates(const std::vector<Candidate> &candidates, int groupBudget)
 {
     std::vector<int> order(candidates.size());
     for (size_t i = 0; i < order.size(); ++i)
@@ -296,12 +292,18 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
         chunks.back().candidates.push_back(i);
         chunkStates += c.estimate;
     }
+    return chunks;
+}
 
-    // Build the chunks; one that overflows the group budget is split in halves until it fits. A single
-    // pattern gets the per-pattern budget (it already passed it alone).
+/// Builds the chunks; one that overflows the group budget is split in halves until it fits. A single
+/// pattern gets the per-pattern budget (it already passed it alone). The candidate sets (sorted) whose merged
+/// DFA exceeded the group budget are added to `failed`: any superset does too (the states of a union project
+/// onto each part's), so merging never tries one.
+std::vector<BuiltGroup> buildChunks(const std::vector<Chunk> &chunks, std::vector<Candidate> &candidates,
+                                    const RuleSet &rules, int groupBudget, int patternBudget, int threads,
+                                    std::vector<QString> &rejected, std::vector<std::vector<int>> &failed)
+{
     std::vector<std::vector<BuiltGroup>> built(chunks.size());
-    // Candidate sets (sorted) whose merged DFA exceeded the group budget: any superset does too (the states of a
-    // union project onto each part's), so merging below never tries one.
     std::vector<std::vector<std::vector<int>>> failedPerChunk(chunks.size());
     parallelFor(chunks.size(), threads, [&](size_t k, int) {
         std::vector<std::vector<int>> pending { chunks[k].candidates };
@@ -333,14 +335,6 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
             }
         }
     });
-
-    // Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
-    // and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
-    // back together, first fit from the smallest up (small pieces end together rather than each beside a large
-    // one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
-    // under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
-    // fails is remembered and its pieces packed again without it, which peels its largest piece off.
-    std::vector<std::vector<int>> failed;
     for (auto &list : failedPerChunk)
         for (auto &f : list)
             failed.push_back(std::move(f));
@@ -348,79 +342,106 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
     for (std::vector<BuiltGroup> &list : built)
         for (BuiltGroup &b : list)
             pieces.push_back(std::move(b));
-    // The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
-    // covered piece with one that is not (the merged group would lose its cover and cost a full pass).
-    {
-        PatternCatalog probe;
-        probe.patterns = patterns;
-        for (const BuiltGroup &b : pieces) {
-            DfaGroup g;
-            for (int ci : b.candidates) {
-                const int len = patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
-                g.patterns.push_back(candidates[size_t(ci)].pattern);
-                g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
-            }
-            probe.groups.push_back(std::move(g));
+    return pieces;
+}
+
+/// The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
+/// covered piece with one that is not (the merged group would lose its cover and cost a full pass). Nor does it
+/// mix xor strings with the others.
+void markCoveredPieces(std::vector<BuiltGroup> &pieces, const std::vector<Candidate> &candidates,
+                       const RuleSet &rules, const std::vector<PatternInfo> &patterns)
+{
+    PatternCatalog probe;
+    probe.patterns = patterns;
+    for (const BuiltGroup &b : pieces) {
+        DfaGroup g;
+        for (int ci : b.candidates) {
+            const int len = patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
+            g.patterns.push_back(candidates[size_t(ci)].pattern);
+            g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
         }
-        const auto cover = AtomPrefilter::build(rules, probe);
-        for (size_t i = 0; i < pieces.size(); ++i) {
-            pieces[i].covered = cover && cover->covers(int(i));
-            pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
-        }
+        probe.groups.push_back(std::move(g));
     }
-    std::vector<BuiltGroup> merged;
+    const auto cover = AtomPrefilter::build(rules, probe);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        pieces[i].covered = cover && cover->covers(int(i));
+        pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
+    }
+}
+
+/// Pieces that one merge would join.
+struct Bin
+{
+    std::vector<size_t> members;
+    std::vector<int> candidates; // sorted
+    int64_t states = 0;
+    bool bounded = true;
+    bool covered = false;
+    bool xorForms = false;
+};
+
+/// One round's packing of `todo` (smallest first) into bins, first fit.
+std::vector<Bin> packPieces(const std::vector<BuiltGroup> &todo, const std::vector<std::vector<int>> &failed, int round,
+                            int groupBudget)
+{
     constexpr int kMergeRounds = 8;
+    std::vector<Bin> bins;
+    for (size_t i = 0; i < todo.size(); ++i) {
+        std::vector<int> mine = todo[i].candidates;
+        std::sort(mine.begin(), mine.end());
+        Bin *home = nullptr;
+        // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
+        // what halving split apart, and a merge with one fails only after building most of the budget.
+        for (Bin &bin : bins) {
+            // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
+            // unbounded): one walk instead of two.
+            const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
+            if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
+                || bin.xorForms != todo[i].xorForms
+                || bin.states + todo[i].rawStates > groupBudget)
+                continue;
+            std::vector<int> together;
+            std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
+                       std::back_inserter(together));
+            const bool knownToFail = std::any_of(failed.begin(), failed.end(),
+                                                 [&](const std::vector<int> &f) { return containsAll(together, f); });
+            if (!knownToFail) {
+                home = &bin;
+                bin.candidates = std::move(together);
+                break;
+            }
+        }
+        if (!home) {
+            bins.push_back({});
+            home = &bins.back();
+            home->candidates = std::move(mine);
+            home->bounded = todo[i].bounded;
+            home->covered = todo[i].covered;
+            home->xorForms = todo[i].xorForms;
+        }
+        home->members.push_back(i);
+        home->states += todo[i].rawStates;
+        home->bounded = home->bounded && todo[i].bounded;
+    }
+    return bins;
+}
+
+/// Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
+/// and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
+/// back together, first fit from the smallest up (small pieces end together rather than each beside a large
+/// one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
+/// under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
+/// fails is remembered and its pieces packed again without it, which peels its largest piece off.
+std::vector<BuiltGroup> mergePieces(std::vector<BuiltGroup> pieces, std::vector<std::vector<int>> failed,
+                                    const std::vector<Candidate> &candidates, const RuleSet &rules, int groupBudget,
+                                    int threads)
+{
+    std::vector<BuiltGroup> merged;
     std::vector<BuiltGroup> todo = std::move(pieces);
     for (int round = 0; !todo.empty(); ++round) {
         std::stable_sort(todo.begin(), todo.end(),
                          [](const BuiltGroup &a, const BuiltGroup &b) { return a.rawStates < b.rawStates; });
-        struct Bin
-        {
-            std::vector<size_t> members;
-            std::vector<int> candidates; // sorted
-            int64_t states = 0;
-            bool bounded = true;
-            bool covered = false;
-            bool xorForms = false;
-        };
-        std::vector<Bin> bins;
-        for (size_t i = 0; i < todo.size(); ++i) {
-            std::vector<int> mine = todo[i].candidates;
-            std::sort(mine.begin(), mine.end());
-            Bin *home = nullptr;
-            // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
-            // what halving split apart, and a merge with one fails only after building most of the budget.
-            for (Bin &bin : bins) {
-                // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
-                // unbounded): one walk instead of two.
-                const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
-                if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
-                    || bin.xorForms != todo[i].xorForms
-                    || bin.states + todo[i].rawStates > groupBudget)
-                    continue;
-                std::vector<int> together;
-                std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
-                           std::back_inserter(together));
-                const bool knownToFail = std::any_of(failed.begin(), failed.end(),
-                                                     [&](const std::vector<int> &f) { return containsAll(together, f); });
-                if (!knownToFail) {
-                    home = &bin;
-                    bin.candidates = std::move(together);
-                    break;
-                }
-            }
-            if (!home) {
-                bins.push_back({});
-                home = &bins.back();
-                home->candidates = std::move(mine);
-                home->bounded = todo[i].bounded;
-                home->covered = todo[i].covered;
-                home->xorForms = todo[i].xorForms;
-            }
-            home->members.push_back(i);
-            home->states += todo[i].rawStates;
-            home->bounded = home->bounded && todo[i].bounded;
-        }
+        std::vector<Bin> bins = packPieces(todo, failed, round, groupBudget);
         // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
         // far more is given up early rather than built up to the whole budget, which would cost seconds.
         std::vector<DfaBuilder::Result> results(bins.size());
@@ -445,6 +466,25 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
         }
         todo = std::move(again);
     }
+    return merged;
+}
+
+/// The grouping proper: candidates in chunks of one kind under the budget, chunks halved until they fit, the
+/// pieces merged back while merges fit. Bounded and unbounded patterns are chunked apart (they are scanned
+/// differently; only groups walked whole join across them when merged); literals group with literals, sorted
+/// so that shared prefixes stay together, and regexes with regexes in rule order. A candidate that fits no
+/// group gets its reason in `rejected`.
+std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, const RuleSet &rules,
+                                        const std::vector<PatternInfo> &patterns, int groupBudget,
+                                        int patternBudget, int threads, std::vector<QString> &rejected)
+{
+    const std::vector<Chunk> chunks = chunkCandidates(candidates, groupBudget);
+    std::vector<std::vector<int>> failed;
+    std::vector<BuiltGroup> pieces
+        = buildChunks(chunks, candidates, rules, groupBudget, patternBudget, threads, rejected, failed);
+    markCoveredPieces(pieces, candidates, rules, patterns);
+    std::vector<BuiltGroup> merged
+        = mergePieces(std::move(pieces), std::move(failed), candidates, rules, groupBudget, threads);
     // Groups in the order of their first pattern, as before merging: bounded before unbounded, then rule order.
     std::stable_sort(merged.begin(), merged.end(), [&](const BuiltGroup &a, const BuiltGroup &b) {
         if (a.bounded != b.bounded)
@@ -454,7 +494,6 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
     });
     return merged;
 }
-
 
 /// The last grouping of the same candidates (PatternCatalog::compile's hint), as lists of pattern ids in group
 /// order: its DFAs are built again, but the builds that would only fail are skipped.
