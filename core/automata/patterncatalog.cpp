@@ -648,6 +648,239 @@ bool buildUncoveredTables(PatternCatalog &catalog, const RuleSet &rules, std::ve
     return changed;
 }
 
+/// The patterns that may be compiled, with what grouping needs to know of each; the others get their reason in
+/// `rejected`.
+std::vector<Candidate> candidatesOf(const RuleSet &rules, std::vector<PatternInfo> &patterns,
+                                    std::vector<QString> &rejected)
+{
+    std::vector<Candidate> candidates;
+    for (size_t i = 0; i < rules.patterns.size(); ++i) {
+        const Pattern &pattern = rules.patterns[i];
+        const Regex &regex = pattern.regex;
+        PatternInfo &info = patterns[i];
+        if (!regex.isValid()) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" is empty");
+            continue;
+        }
+        info.minLength = regex.minLength();
+        info.maxLength = regex.maxLength();
+        if (info.minLength == 0) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" can match the empty string");
+            continue;
+        }
+        const uint64_t nfaStates = Nfa::estimateStates(regex);
+        if (nfaStates > Nfa::kDefaultMaxStates / 4) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id
+                + QLatin1String(" is too large (about ") + QString::number(nfaStates)
+                + QLatin1String(" automaton states)");
+            continue;
+        }
+        Candidate c;
+        c.pattern = int(i);
+        c.bounded = info.maxLength >= 0;
+        c.literal = literalLike(regex, regex.root, &c.key);
+        c.estimate = c.literal ? int64_t(c.key.size()) + 1 : 0;
+        candidates.push_back(std::move(c));
+    }
+    return candidates;
+}
+
+/// The patterns of a tableless catalog's tableless groups (addTablelessGroups).
+struct TablelessPatterns
+{
+    std::vector<int> screenedOnly;
+    std::vector<int> windowed;
+    std::vector<int> xorWindowed;
+};
+
+/// Takes out of `candidates` the patterns the prefilter finds.
+TablelessPatterns takeTableless(std::vector<Candidate> &candidates, const RuleSet &rules,
+                                const std::vector<PatternInfo> &patterns)
+{
+    TablelessPatterns tableless;
+    std::vector<Candidate> rest;
+    for (Candidate &c : candidates) {
+        const Pattern &pattern = rules.patterns[size_t(c.pattern)];
+        const PatternInfo &info = patterns[size_t(c.pattern)];
+        // Xor strings (windows around their forms' deltas) are grouped apart: see addTablelessGroups.
+        const bool xorForms = pattern.yara && !pattern.yara->xorForms.empty();
+        if (!AtomPrefilter::sequencesOf(pattern.regex, info).empty())
+            tableless.screenedOnly.push_back(c.pattern);
+        else if (AtomPrefilter::suitsWindows(pattern, info))
+            (xorForms ? tableless.xorWindowed : tableless.windowed).push_back(c.pattern);
+        else
+            rest.push_back(std::move(c));
+    }
+    candidates = std::move(rest);
+    return tableless;
+}
+
+/// Every pattern that could explode is built alone first, under the per-pattern budget: its estimate is then its
+/// DFA's states (-1 when it explodes even relaxed), and the DFA is kept. Returns how many of these builds came
+/// from the cache folder.
+int buildSolos(std::vector<Candidate> &candidates, const RuleSet &rules, int patternBudget, int threads,
+               const DfaCache &dfaCache)
+{
+    // The slow ones come from the cache folder on later runs: on mixed.yar, one regex that explodes and is
+    // relaxed took 62 ms of the CLI's 150 ms start-up on 2 cores, and a xor string 36 ms, while the 20 other
+    // patterns took 5 ms.
+    constexpr double kKeepSoloAfterMs = 1;
+    std::vector<size_t> soloIndex;
+    for (size_t i = 0; i < candidates.size(); ++i)
+        if (!candidates[i].literal)
+            soloIndex.push_back(i);
+    std::atomic_int solosFromCache { 0 };
+    parallelFor(soloIndex.size(), threads, [&](size_t k, int) {
+        Candidate &c = candidates[soloIndex[k]];
+        const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
+        bool hit = false;
+        DfaBuilder::Result r = dfaCache.build({ { &exact, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
+        solosFromCache += hit;
+        // An exploding pattern gets its widest counted repeats unbounded, one, then two, four... then all,
+        // until its DFA fits: that DFA finds every true end (and more, which verification drops).
+        const std::vector<int> repeats = r.exceededBudget ? boundedRepeats(exact) : std::vector<int>();
+        for (size_t count = 1; r.exceededBudget && !repeats.empty(); count = std::min(count * 2, repeats.size())) {
+            Regex relaxed = relaxedRegex(exact, repeats, count);
+            r = dfaCache.build({ { &relaxed, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
+            solosFromCache += hit;
+            if (!r.exceededBudget) {
+                c.relaxed = std::move(relaxed);
+                c.verify = true;
+            }
+            if (count == repeats.size())
+                break;
+        }
+        if (r.exceededBudget) {
+            c.estimate = -1;
+            return;
+        }
+        c.estimate = r.statesBeforeMinimization;
+        c.solo = std::move(r.dfa);
+        c.hasSolo = true;
+    });
+    return solosFromCache;
+}
+
+/// Rejects the candidates that explode even relaxed (buildSolos), and notes which of the others need verifying.
+void dropExploding(std::vector<Candidate> &candidates, const RuleSet &rules, std::vector<PatternInfo> &patterns,
+                   int patternBudget, std::vector<QString> &rejected)
+{
+    std::vector<Candidate> kept;
+    for (Candidate &c : candidates) {
+        patterns[size_t(c.pattern)].verify = c.verify;
+        if (c.estimate < 0)
+            rejected[size_t(c.pattern)] = QLatin1String("pattern ") + rules.patterns[size_t(c.pattern)].id
+                + QLatin1String(" explodes past ") + QString::number(patternBudget) + QLatin1String(" DFA states");
+        else
+            kept.push_back(std::move(c));
+    }
+    candidates = std::move(kept);
+}
+
+/// Patterns the CPU engine can scan around atoms are grouped apart from the others: one weak pattern (a
+/// two-byte literal, say) would cost its whole group the prefilter.
+/// YARA xor strings too: their DFA needs every byte class (up to 256 keys), and the CPU engine's windows around
+/// other patterns' atoms would all walk it.
+void markGroupedApart(std::vector<Candidate> &candidates, const RuleSet &rules,
+                       const std::vector<PatternInfo> &patterns)
+{
+    for (Candidate &c : candidates) {
+        const Pattern &pattern = rules.patterns[size_t(c.pattern)];
+        c.atoms = AtomPrefilter::suits(pattern, patterns[size_t(c.pattern)]);
+        c.xorForms = pattern.yara && !pattern.yara->xorForms.empty();
+    }
+}
+
+/// Everything the grouping depends on. A hint written for the same key names the groups that grouping
+/// ended with; they are built again (every DFA is fresh), and only if one of them fails to fit, or the hint
+/// does not name every candidate once, does the grouping run. A hint can thus cost time, never a match.
+uint64_t groupingHintKey(const std::vector<Candidate> &candidates, const RuleSet &rules, int groupBudget,
+                         int patternBudget)
+{
+    uint64_t hintKey = kHashSeed;
+    const QByteArray version = QByteArrayLiteral(HITSCOPE_VERSION) + kGroupingHintHeader;
+    hintKey = hashBytes(hintKey, version.constData(), size_t(version.size()));
+    const int32_t budgets[] = { groupBudget, patternBudget };
+    hintKey = hashBytes(hintKey, budgets, sizeof budgets);
+    for (const Candidate &c : candidates) {
+        const int32_t fields[] = { c.pattern, c.literal, c.bounded, c.verify, c.atoms, c.xorForms };
+        hintKey = hashBytes(hintKey, fields, sizeof fields);
+        hintKey = hashBytes(hintKey, &c.estimate, sizeof c.estimate);
+        hintKey = (c.verify ? c.relaxed : rules.patterns[size_t(c.pattern)].regex).hash(hintKey);
+    }
+    return hintKey;
+}
+
+/// The groups of one candidate built from a hint take the DFA the candidate already has (buildFromHint).
+void moveSolosIn(std::vector<BuiltGroup> &built, std::vector<Candidate> &candidates)
+{
+    for (BuiltGroup &b : built) {
+        Candidate &c = candidates[size_t(b.candidates.front())];
+        if (b.candidates.size() == 1 && c.hasSolo)
+            b.dfa = std::move(c.solo);
+    }
+    for (Candidate &c : candidates)
+        c.solo = Dfa(); // the others were built for their estimates only
+}
+
+/// Hints are pruned by age: one in use stays young.
+void keepHintYoung(const QString &hintPath)
+{
+    QFile used(hintPath);
+    if (used.open(QIODevice::Append))
+        used.setFileTime(QDateTime::currentDateTime(), QFileDevice::FileModificationTime);
+}
+
+/// The built groups as the catalog's DFA groups; `grouping` receives their pattern ids, in the order their DFA
+/// was built from. Returns how many candidates they hold.
+size_t addDfaGroups(PatternCatalog &catalog, std::vector<BuiltGroup> &built, const std::vector<Candidate> &candidates,
+                    std::vector<std::vector<int>> &grouping)
+{
+    size_t grouped = 0;
+    for (BuiltGroup &b : built) {
+        DfaGroup group;
+        group.dfa = std::move(b.dfa);
+        bool bounded = true;
+        grouping.emplace_back();
+        for (int ci : b.candidates) {
+            const int p = candidates[size_t(ci)].pattern;
+            grouping.back().push_back(p);
+            group.patterns.push_back(p);
+            catalog.patterns[size_t(p)].group = int(catalog.groups.size());
+            const int len = catalog.patterns[size_t(p)].maxLength;
+            bounded = bounded && len >= 0;
+            group.maxMatchLength = std::max(group.maxMatchLength, len);
+        }
+        grouped += b.candidates.size();
+        if (!bounded)
+            group.maxMatchLength = -1;
+        std::sort(group.patterns.begin(), group.patterns.end());
+        catalog.groups.push_back(std::move(group));
+    }
+    return grouped;
+}
+
+/// The rejected patterns out of every group, each with its rule's place.
+void addRejections(PatternCatalog &catalog, const RuleSet &rules, const std::vector<QString> &rejected)
+{
+    for (size_t i = 0; i < rejected.size(); ++i) {
+        if (rejected[i].isEmpty())
+            continue;
+        catalog.patterns[i].group = -1;
+        catalog.patterns[i].verify = false;
+        Rejection r;
+        const int ruleIndex = rules.patterns[i].ruleIndex;
+        if (ruleIndex >= 0 && size_t(ruleIndex) < rules.rules.size()) {
+            const Rule &rule = rules.rules[size_t(ruleIndex)];
+            r.file = rule.sourceFile;
+            r.line = rule.line;
+            r.rule = rule.name;
+        }
+        r.reason = rejected[i];
+        catalog.rejections.push_back(std::move(r));
+    }
+}
+
 } // namespace
 
 size_t PatternCatalog::tableBytes() const
@@ -693,130 +926,19 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     const int threads = options.threads > 0 ? options.threads : hardwareThreads();
 
     std::vector<QString> rejected(rules.patterns.size());
-    std::vector<Candidate> candidates;
-    for (size_t i = 0; i < rules.patterns.size(); ++i) {
-        const Pattern &pattern = rules.patterns[i];
-        const Regex &regex = pattern.regex;
-        PatternInfo &info = catalog.patterns[i];
-        if (!regex.isValid()) {
-            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" is empty");
-            continue;
-        }
-        info.minLength = regex.minLength();
-        info.maxLength = regex.maxLength();
-        if (info.minLength == 0) {
-            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" can match the empty string");
-            continue;
-        }
-        const uint64_t nfaStates = Nfa::estimateStates(regex);
-        if (nfaStates > Nfa::kDefaultMaxStates / 4) {
-            rejected[i] = QLatin1String("pattern ") + pattern.id
-                + QLatin1String(" is too large (about ") + QString::number(nfaStates)
-                + QLatin1String(" automaton states)");
-            continue;
-        }
-        Candidate c;
-        c.pattern = int(i);
-        c.bounded = info.maxLength >= 0;
-        c.literal = literalLike(regex, regex.root, &c.key);
-        c.estimate = c.literal ? int64_t(c.key.size()) + 1 : 0;
-        candidates.push_back(std::move(c));
-    }
+    std::vector<Candidate> candidates = candidatesOf(rules, catalog.patterns, rejected);
 
     // In a tableless catalog, what the prefilter finds needs no DFA: tableless groups, built below.
-    std::vector<int> screenedOnly, windowed, xorWindowed;
-    if (options.tableless) {
-        std::vector<Candidate> rest;
-        for (Candidate &c : candidates) {
-            const Pattern &pattern = rules.patterns[size_t(c.pattern)];
-            const PatternInfo &info = catalog.patterns[size_t(c.pattern)];
-            // Xor strings (windows around their forms' deltas) are grouped apart: see addTablelessGroups.
-            const bool xorForms = pattern.yara && !pattern.yara->xorForms.empty();
-            if (!AtomPrefilter::sequencesOf(pattern.regex, info).empty())
-                screenedOnly.push_back(c.pattern);
-            else if (AtomPrefilter::suitsWindows(pattern, info))
-                (xorForms ? xorWindowed : windowed).push_back(c.pattern);
-            else
-                rest.push_back(std::move(c));
-        }
-        candidates = std::move(rest);
-    }
+    TablelessPatterns tableless;
+    if (options.tableless)
+        tableless = takeTableless(candidates, rules, catalog.patterns);
 
-    // Every pattern that could explode is built alone first, under the per-pattern budget. The slow ones come
-    // from the cache folder on later runs: on mixed.yar, one regex that explodes and is relaxed took 62 ms of
-    // the CLI's 150 ms start-up on 2 cores, and a xor string 36 ms, while the 20 other patterns took 5 ms.
     const DfaCache dfaCache(options.groupingHintDir);
-    constexpr double kKeepSoloAfterMs = 1;
-    std::vector<size_t> soloIndex;
-    for (size_t i = 0; i < candidates.size(); ++i)
-        if (!candidates[i].literal)
-            soloIndex.push_back(i);
-    std::atomic_int solosFromCache { 0 };
-    parallelFor(soloIndex.size(), threads, [&](size_t k, int) {
-        Candidate &c = candidates[soloIndex[k]];
-        const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
-        bool hit = false;
-        DfaBuilder::Result r = dfaCache.build({ { &exact, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
-        solosFromCache += hit;
-        // An exploding pattern gets its widest counted repeats unbounded, one, then two, four... then all,
-        // until its DFA fits: that DFA finds every true end (and more, which verification drops).
-        const std::vector<int> repeats = r.exceededBudget ? boundedRepeats(exact) : std::vector<int>();
-        for (size_t count = 1; r.exceededBudget && !repeats.empty(); count = std::min(count * 2, repeats.size())) {
-            Regex relaxed = relaxedRegex(exact, repeats, count);
-            r = dfaCache.build({ { &relaxed, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
-            solosFromCache += hit;
-            if (!r.exceededBudget) {
-                c.relaxed = std::move(relaxed);
-                c.verify = true;
-            }
-            if (count == repeats.size())
-                break;
-        }
-        if (r.exceededBudget) {
-            c.estimate = -1;
-            return;
-        }
-        c.estimate = r.statesBeforeMinimization;
-        c.solo = std::move(r.dfa);
-        c.hasSolo = true;
-    });
-    catalog.solosFromCache = solosFromCache;
-    std::vector<Candidate> kept;
-    for (Candidate &c : candidates) {
-        catalog.patterns[size_t(c.pattern)].verify = c.verify;
-        if (c.estimate < 0)
-            rejected[size_t(c.pattern)] = QLatin1String("pattern ") + rules.patterns[size_t(c.pattern)].id
-                + QLatin1String(" explodes past ") + QString::number(patternBudget) + QLatin1String(" DFA states");
-        else
-            kept.push_back(std::move(c));
-    }
-    candidates = std::move(kept);
-    // Patterns the CPU engine can scan around atoms are grouped apart from the others: one weak pattern (a
-    // two-byte literal, say) would cost its whole group the prefilter.
-    // YARA xor strings too: their DFA needs every byte class (up to 256 keys), and the CPU engine's windows around
-    // other patterns' atoms would all walk it.
-    for (Candidate &c : candidates) {
-        const Pattern &pattern = rules.patterns[size_t(c.pattern)];
-        c.atoms = AtomPrefilter::suits(pattern, catalog.patterns[size_t(c.pattern)]);
-        c.xorForms = pattern.yara && !pattern.yara->xorForms.empty();
-    }
+    catalog.solosFromCache = buildSolos(candidates, rules, patternBudget, threads, dfaCache);
+    dropExploding(candidates, rules, catalog.patterns, patternBudget, rejected);
+    markGroupedApart(candidates, rules, catalog.patterns);
 
-    // Everything the grouping below depends on. A hint written for the same key names the groups that grouping
-    // ended with; they are built again (every DFA is fresh), and only if one of them fails to fit, or the hint
-    // does not name every candidate once, does the grouping run. A hint can thus cost time, never a match.
-    uint64_t hintKey = kHashSeed;
-    {
-        const QByteArray version = QByteArrayLiteral(HITSCOPE_VERSION) + kGroupingHintHeader;
-        hintKey = hashBytes(hintKey, version.constData(), size_t(version.size()));
-        const int32_t budgets[] = { groupBudget, patternBudget };
-        hintKey = hashBytes(hintKey, budgets, sizeof budgets);
-        for (const Candidate &c : candidates) {
-            const int32_t fields[] = { c.pattern, c.literal, c.bounded, c.verify, c.atoms, c.xorForms };
-            hintKey = hashBytes(hintKey, fields, sizeof fields);
-            hintKey = hashBytes(hintKey, &c.estimate, sizeof c.estimate);
-            hintKey = (c.verify ? c.relaxed : rules.patterns[size_t(c.pattern)].regex).hash(hintKey);
-        }
-    }
+    const uint64_t hintKey = groupingHintKey(candidates, rules, groupBudget, patternBudget);
     const QString hintPath = options.groupingHintDir.isEmpty() ? QString() : groupingHintPath(options.groupingHintDir, hintKey);
     std::vector<BuiltGroup> built;
     int groupsFromCache = 0;
@@ -826,48 +948,19 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         built = std::move(*hinted);
         catalog.groupedFromHint = true;
         catalog.groupsFromCache = groupsFromCache;
-        for (BuiltGroup &b : built) {
-            Candidate &c = candidates[size_t(b.candidates.front())];
-            if (b.candidates.size() == 1 && c.hasSolo)
-                b.dfa = std::move(c.solo);
-        }
-        for (Candidate &c : candidates)
-            c.solo = Dfa(); // the others were built for their estimates only
-        // Hints are pruned by age: one in use stays young.
-        QFile used(hintPath);
-        if (used.open(QIODevice::Append))
-            used.setFileTime(QDateTime::currentDateTime(), QFileDevice::FileModificationTime);
+        moveSolosIn(built, candidates);
+        keepHintYoung(hintPath);
     } else {
         built = groupCandidates(candidates, rules, catalog.patterns, groupBudget, patternBudget, threads, rejected);
     }
 
-    std::vector<std::vector<int>> grouping; // pattern ids per group, in the order their DFA was built from
-    size_t grouped = 0;
-    for (BuiltGroup &b : built) {
-        DfaGroup group;
-        group.dfa = std::move(b.dfa);
-        bool bounded = true;
-        grouping.emplace_back();
-        for (int ci : b.candidates) {
-            const int p = candidates[size_t(ci)].pattern;
-            grouping.back().push_back(p);
-            group.patterns.push_back(p);
-            catalog.patterns[size_t(p)].group = int(catalog.groups.size());
-            const int len = catalog.patterns[size_t(p)].maxLength;
-            bounded = bounded && len >= 0;
-            group.maxMatchLength = std::max(group.maxMatchLength, len);
-        }
-        grouped += b.candidates.size();
-        if (!bounded)
-            group.maxMatchLength = -1;
-        std::sort(group.patterns.begin(), group.patterns.end());
-        catalog.groups.push_back(std::move(group));
-    }
+    std::vector<std::vector<int>> grouping;
+    const size_t grouped = addDfaGroups(catalog, built, candidates, grouping);
 
     // A hint must name every candidate; one rejected while grouping (a literal over the budget) is in no group.
     if (!hintPath.isEmpty() && !catalog.groupedFromHint && grouped == candidates.size())
         writeGroupingHint(hintPath, grouping);
-    addTablelessGroups(catalog, rules, screenedOnly, windowed, xorWindowed, threads);
+    addTablelessGroups(catalog, rules, tableless.screenedOnly, tableless.windowed, tableless.xorWindowed, threads);
     catalog.prefilter = AtomPrefilter::build(rules, catalog);
     if (buildUncoveredTables(catalog, rules, rejected, patternBudget)) {
         std::erase_if(catalog.groups, [](const DfaGroup &g) { return g.patterns.empty(); });
@@ -876,23 +969,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
                 catalog.patterns[size_t(p)].group = int(g);
         catalog.prefilter = AtomPrefilter::build(rules, catalog);
     }
-
-    for (size_t i = 0; i < rejected.size(); ++i) {
-        if (rejected[i].isEmpty())
-            continue;
-        catalog.patterns[i].group = -1;
-        catalog.patterns[i].verify = false;
-        Rejection r;
-        const int ruleIndex = rules.patterns[i].ruleIndex;
-        if (ruleIndex >= 0 && size_t(ruleIndex) < rules.rules.size()) {
-            const Rule &rule = rules.rules[size_t(ruleIndex)];
-            r.file = rule.sourceFile;
-            r.line = rule.line;
-            r.rule = rule.name;
-        }
-        r.reason = rejected[i];
-        catalog.rejections.push_back(std::move(r));
-    }
+    addRejections(catalog, rules, rejected);
 
     catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
     return catalog;
