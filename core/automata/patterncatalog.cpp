@@ -255,14 +255,10 @@ std::optional<std::vector<BuiltGroup>> buildFromHint(const std::vector<std::vect
     return groups;
 }
 
-/// The grouping proper: candidates in chunks of one kind under the budget, chunks halved until they fit, the
-/// pieces merged back while merges fit. Bounded and unbounded patterns are chunked apart (they are scanned
-/// differently; only groups walked whole join across them when merged); literals group with literals, sorted
-/// so that shared prefixes stay together, and regexes with regexes in rule order. A candidate that fits no
-/// group gets its reason in `rejected`.
-std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, const RuleSet &rules,
-                                        const std::vector<PatternInfo> &patterns, int groupBudget,
-                                        int patternBudget, int threads, std::vector<QString> &rejected)
+/// The candidates in chunks of one kind under the group budget: bounded apart from unbounded, those the atom
+/// prefilter suits apart from the others, xor strings apart, literals apart from regexes; literals sorted so that
+/// shared prefixes stay together, regexes in rule order.
+std::vector<Chunk> chunkCandidates(const std::vector<Candidate> &candidates, int groupBudget)
 {
     std::vector<int> order(candidates.size());
     for (size_t i = 0; i < order.size(); ++i)
@@ -296,12 +292,18 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
         chunks.back().candidates.push_back(i);
         chunkStates += c.estimate;
     }
+    return chunks;
+}
 
-    // Build the chunks; one that overflows the group budget is split in halves until it fits. A single
-    // pattern gets the per-pattern budget (it already passed it alone).
+/// Builds the chunks; one that overflows the group budget is split in halves until it fits. A single
+/// pattern gets the per-pattern budget (it already passed it alone). The candidate sets (sorted) whose merged
+/// DFA exceeded the group budget are added to `failed`: any superset does too (the states of a union project
+/// onto each part's), so merging never tries one.
+std::vector<BuiltGroup> buildChunks(const std::vector<Chunk> &chunks, std::vector<Candidate> &candidates,
+                                    const RuleSet &rules, int groupBudget, int patternBudget, int threads,
+                                    std::vector<QString> &rejected, std::vector<std::vector<int>> &failed)
+{
     std::vector<std::vector<BuiltGroup>> built(chunks.size());
-    // Candidate sets (sorted) whose merged DFA exceeded the group budget: any superset does too (the states of a
-    // union project onto each part's), so merging below never tries one.
     std::vector<std::vector<std::vector<int>>> failedPerChunk(chunks.size());
     parallelFor(chunks.size(), threads, [&](size_t k, int) {
         std::vector<std::vector<int>> pending { chunks[k].candidates };
@@ -333,14 +335,6 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
             }
         }
     });
-
-    // Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
-    // and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
-    // back together, first fit from the smallest up (small pieces end together rather than each beside a large
-    // one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
-    // under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
-    // fails is remembered and its pieces packed again without it, which peels its largest piece off.
-    std::vector<std::vector<int>> failed;
     for (auto &list : failedPerChunk)
         for (auto &f : list)
             failed.push_back(std::move(f));
@@ -348,79 +342,106 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
     for (std::vector<BuiltGroup> &list : built)
         for (BuiltGroup &b : list)
             pieces.push_back(std::move(b));
-    // The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
-    // covered piece with one that is not (the merged group would lose its cover and cost a full pass).
-    {
-        PatternCatalog probe;
-        probe.patterns = patterns;
-        for (const BuiltGroup &b : pieces) {
-            DfaGroup g;
-            for (int ci : b.candidates) {
-                const int len = patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
-                g.patterns.push_back(candidates[size_t(ci)].pattern);
-                g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
-            }
-            probe.groups.push_back(std::move(g));
+    return pieces;
+}
+
+/// The CPU engine scans groups its atom prefilter covers only around their atoms: a merge never mixes a
+/// covered piece with one that is not (the merged group would lose its cover and cost a full pass). Nor does it
+/// mix xor strings with the others.
+void markCoveredPieces(std::vector<BuiltGroup> &pieces, const std::vector<Candidate> &candidates,
+                       const RuleSet &rules, const std::vector<PatternInfo> &patterns)
+{
+    PatternCatalog probe;
+    probe.patterns = patterns;
+    for (const BuiltGroup &b : pieces) {
+        DfaGroup g;
+        for (int ci : b.candidates) {
+            const int len = patterns[size_t(candidates[size_t(ci)].pattern)].maxLength;
+            g.patterns.push_back(candidates[size_t(ci)].pattern);
+            g.maxMatchLength = len < 0 || g.maxMatchLength < 0 ? -1 : std::max(g.maxMatchLength, len);
         }
-        const auto cover = AtomPrefilter::build(rules, probe);
-        for (size_t i = 0; i < pieces.size(); ++i) {
-            pieces[i].covered = cover && cover->covers(int(i));
-            pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
-        }
+        probe.groups.push_back(std::move(g));
     }
-    std::vector<BuiltGroup> merged;
+    const auto cover = AtomPrefilter::build(rules, probe);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        pieces[i].covered = cover && cover->covers(int(i));
+        pieces[i].xorForms = candidates[size_t(pieces[i].candidates.front())].xorForms;
+    }
+}
+
+/// Pieces that one merge would join.
+struct Bin
+{
+    std::vector<size_t> members;
+    std::vector<int> candidates; // sorted
+    int64_t states = 0;
+    bool bounded = true;
+    bool covered = false;
+    bool xorForms = false;
+};
+
+/// One round's packing of `todo` (smallest first) into bins, first fit.
+std::vector<Bin> packPieces(const std::vector<BuiltGroup> &todo, const std::vector<std::vector<int>> &failed, int round,
+                            int groupBudget)
+{
     constexpr int kMergeRounds = 8;
+    std::vector<Bin> bins;
+    for (size_t i = 0; i < todo.size(); ++i) {
+        std::vector<int> mine = todo[i].candidates;
+        std::sort(mine.begin(), mine.end());
+        Bin *home = nullptr;
+        // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
+        // what halving split apart, and a merge with one fails only after building most of the budget.
+        for (Bin &bin : bins) {
+            // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
+            // unbounded): one walk instead of two.
+            const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
+            if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
+                || bin.xorForms != todo[i].xorForms
+                || bin.states + todo[i].rawStates > groupBudget)
+                continue;
+            std::vector<int> together;
+            std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
+                       std::back_inserter(together));
+            const bool knownToFail = std::any_of(failed.begin(), failed.end(),
+                                                 [&](const std::vector<int> &f) { return containsAll(together, f); });
+            if (!knownToFail) {
+                home = &bin;
+                bin.candidates = std::move(together);
+                break;
+            }
+        }
+        if (!home) {
+            bins.push_back({});
+            home = &bins.back();
+            home->candidates = std::move(mine);
+            home->bounded = todo[i].bounded;
+            home->covered = todo[i].covered;
+            home->xorForms = todo[i].xorForms;
+        }
+        home->members.push_back(i);
+        home->states += todo[i].rawStates;
+        home->bounded = home->bounded && todo[i].bounded;
+    }
+    return bins;
+}
+
+/// Halving leaves small pieces (a chunk of 40 regexes can end as 15 groups, most of a few hundred states),
+/// and every group costs a pass over the data on both engines. Pieces of the same boundedness are packed
+/// back together, first fit from the smallest up (small pieces end together rather than each beside a large
+/// one it multiplies with), and each merge is kept only if its DFA really fits: under the group budget and
+/// under twice the states of its pieces, so that a merge that multiplies states fails early. A merge that
+/// fails is remembered and its pieces packed again without it, which peels its largest piece off.
+std::vector<BuiltGroup> mergePieces(std::vector<BuiltGroup> pieces, std::vector<std::vector<int>> failed,
+                                    const std::vector<Candidate> &candidates, const RuleSet &rules, int groupBudget,
+                                    int threads)
+{
+    std::vector<BuiltGroup> merged;
     std::vector<BuiltGroup> todo = std::move(pieces);
     for (int round = 0; !todo.empty(); ++round) {
         std::stable_sort(todo.begin(), todo.end(),
                          [](const BuiltGroup &a, const BuiltGroup &b) { return a.rawStates < b.rawStates; });
-        struct Bin
-        {
-            std::vector<size_t> members;
-            std::vector<int> candidates; // sorted
-            int64_t states = 0;
-            bool bounded = true;
-            bool covered = false;
-            bool xorForms = false;
-        };
-        std::vector<Bin> bins;
-        for (size_t i = 0; i < todo.size(); ++i) {
-            std::vector<int> mine = todo[i].candidates;
-            std::sort(mine.begin(), mine.end());
-            Bin *home = nullptr;
-            // After a few rounds of failed merges the rest stays as built. Large pieces stay alone: they are
-            // what halving split apart, and a merge with one fails only after building most of the budget.
-            for (Bin &bin : bins) {
-                // Groups the CPU engine walks whole anyway may join across bounded and unbounded (the union is
-                // unbounded): one walk instead of two.
-                const bool kindsDiffer = bin.bounded != todo[i].bounded && (bin.covered || todo[i].covered);
-                if (round >= kMergeRounds || kindsDiffer || bin.covered != todo[i].covered
-                    || bin.xorForms != todo[i].xorForms
-                    || bin.states + todo[i].rawStates > groupBudget)
-                    continue;
-                std::vector<int> together;
-                std::merge(bin.candidates.begin(), bin.candidates.end(), mine.begin(), mine.end(),
-                           std::back_inserter(together));
-                const bool knownToFail = std::any_of(failed.begin(), failed.end(),
-                                                     [&](const std::vector<int> &f) { return containsAll(together, f); });
-                if (!knownToFail) {
-                    home = &bin;
-                    bin.candidates = std::move(together);
-                    break;
-                }
-            }
-            if (!home) {
-                bins.push_back({});
-                home = &bins.back();
-                home->candidates = std::move(mine);
-                home->bounded = todo[i].bounded;
-                home->covered = todo[i].covered;
-                home->xorForms = todo[i].xorForms;
-            }
-            home->members.push_back(i);
-            home->states += todo[i].rawStates;
-            home->bounded = home->bounded && todo[i].bounded;
-        }
+        std::vector<Bin> bins = packPieces(todo, failed, round, groupBudget);
         // A union usually needs a few times its pieces' states (unanchored patterns multiply); one that needs
         // far more is given up early rather than built up to the whole budget, which would cost seconds.
         std::vector<DfaBuilder::Result> results(bins.size());
@@ -445,6 +466,25 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
         }
         todo = std::move(again);
     }
+    return merged;
+}
+
+/// The grouping proper: candidates in chunks of one kind under the budget, chunks halved until they fit, the
+/// pieces merged back while merges fit. Bounded and unbounded patterns are chunked apart (they are scanned
+/// differently; only groups walked whole join across them when merged); literals group with literals, sorted
+/// so that shared prefixes stay together, and regexes with regexes in rule order. A candidate that fits no
+/// group gets its reason in `rejected`.
+std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, const RuleSet &rules,
+                                        const std::vector<PatternInfo> &patterns, int groupBudget,
+                                        int patternBudget, int threads, std::vector<QString> &rejected)
+{
+    const std::vector<Chunk> chunks = chunkCandidates(candidates, groupBudget);
+    std::vector<std::vector<int>> failed;
+    std::vector<BuiltGroup> pieces
+        = buildChunks(chunks, candidates, rules, groupBudget, patternBudget, threads, rejected, failed);
+    markCoveredPieces(pieces, candidates, rules, patterns);
+    std::vector<BuiltGroup> merged
+        = mergePieces(std::move(pieces), std::move(failed), candidates, rules, groupBudget, threads);
     // Groups in the order of their first pattern, as before merging: bounded before unbounded, then rule order.
     std::stable_sort(merged.begin(), merged.end(), [&](const BuiltGroup &a, const BuiltGroup &b) {
         if (a.bounded != b.bounded)
@@ -454,7 +494,6 @@ std::vector<BuiltGroup> groupCandidates(std::vector<Candidate> &candidates, cons
     });
     return merged;
 }
-
 
 /// The last grouping of the same candidates (PatternCatalog::compile's hint), as lists of pattern ids in group
 /// order: its DFAs are built again, but the builds that would only fail are skipped.
@@ -609,6 +648,239 @@ bool buildUncoveredTables(PatternCatalog &catalog, const RuleSet &rules, std::ve
     return changed;
 }
 
+/// The patterns that may be compiled, with what grouping needs to know of each; the others get their reason in
+/// `rejected`.
+std::vector<Candidate> candidatesOf(const RuleSet &rules, std::vector<PatternInfo> &patterns,
+                                    std::vector<QString> &rejected)
+{
+    std::vector<Candidate> candidates;
+    for (size_t i = 0; i < rules.patterns.size(); ++i) {
+        const Pattern &pattern = rules.patterns[i];
+        const Regex &regex = pattern.regex;
+        PatternInfo &info = patterns[i];
+        if (!regex.isValid()) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" is empty");
+            continue;
+        }
+        info.minLength = regex.minLength();
+        info.maxLength = regex.maxLength();
+        if (info.minLength == 0) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" can match the empty string");
+            continue;
+        }
+        const uint64_t nfaStates = Nfa::estimateStates(regex);
+        if (nfaStates > Nfa::kDefaultMaxStates / 4) {
+            rejected[i] = QLatin1String("pattern ") + pattern.id
+                + QLatin1String(" is too large (about ") + QString::number(nfaStates)
+                + QLatin1String(" automaton states)");
+            continue;
+        }
+        Candidate c;
+        c.pattern = int(i);
+        c.bounded = info.maxLength >= 0;
+        c.literal = literalLike(regex, regex.root, &c.key);
+        c.estimate = c.literal ? int64_t(c.key.size()) + 1 : 0;
+        candidates.push_back(std::move(c));
+    }
+    return candidates;
+}
+
+/// The patterns of a tableless catalog's tableless groups (addTablelessGroups).
+struct TablelessPatterns
+{
+    std::vector<int> screenedOnly;
+    std::vector<int> windowed;
+    std::vector<int> xorWindowed;
+};
+
+/// Takes out of `candidates` the patterns the prefilter finds.
+TablelessPatterns takeTableless(std::vector<Candidate> &candidates, const RuleSet &rules,
+                                const std::vector<PatternInfo> &patterns)
+{
+    TablelessPatterns tableless;
+    std::vector<Candidate> rest;
+    for (Candidate &c : candidates) {
+        const Pattern &pattern = rules.patterns[size_t(c.pattern)];
+        const PatternInfo &info = patterns[size_t(c.pattern)];
+        // Xor strings (windows around their forms' deltas) are grouped apart: see addTablelessGroups.
+        const bool xorForms = pattern.yara && !pattern.yara->xorForms.empty();
+        if (!AtomPrefilter::sequencesOf(pattern.regex, info).empty())
+            tableless.screenedOnly.push_back(c.pattern);
+        else if (AtomPrefilter::suitsWindows(pattern, info))
+            (xorForms ? tableless.xorWindowed : tableless.windowed).push_back(c.pattern);
+        else
+            rest.push_back(std::move(c));
+    }
+    candidates = std::move(rest);
+    return tableless;
+}
+
+/// Every pattern that could explode is built alone first, under the per-pattern budget: its estimate is then its
+/// DFA's states (-1 when it explodes even relaxed), and the DFA is kept. Returns how many of these builds came
+/// from the cache folder.
+int buildSolos(std::vector<Candidate> &candidates, const RuleSet &rules, int patternBudget, int threads,
+               const DfaCache &dfaCache)
+{
+    // The slow ones come from the cache folder on later runs: on mixed.yar, one regex that explodes and is
+    // relaxed took 62 ms of the CLI's 150 ms start-up on 2 cores, and a xor string 36 ms, while the 20 other
+    // patterns took 5 ms.
+    constexpr double kKeepSoloAfterMs = 1;
+    std::vector<size_t> soloIndex;
+    for (size_t i = 0; i < candidates.size(); ++i)
+        if (!candidates[i].literal)
+            soloIndex.push_back(i);
+    std::atomic_int solosFromCache { 0 };
+    parallelFor(soloIndex.size(), threads, [&](size_t k, int) {
+        Candidate &c = candidates[soloIndex[k]];
+        const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
+        bool hit = false;
+        DfaBuilder::Result r = dfaCache.build({ { &exact, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
+        solosFromCache += hit;
+        // An exploding pattern gets its widest counted repeats unbounded, one, then two, four... then all,
+        // until its DFA fits: that DFA finds every true end (and more, which verification drops).
+        const std::vector<int> repeats = r.exceededBudget ? boundedRepeats(exact) : std::vector<int>();
+        for (size_t count = 1; r.exceededBudget && !repeats.empty(); count = std::min(count * 2, repeats.size())) {
+            Regex relaxed = relaxedRegex(exact, repeats, count);
+            r = dfaCache.build({ { &relaxed, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
+            solosFromCache += hit;
+            if (!r.exceededBudget) {
+                c.relaxed = std::move(relaxed);
+                c.verify = true;
+            }
+            if (count == repeats.size())
+                break;
+        }
+        if (r.exceededBudget) {
+            c.estimate = -1;
+            return;
+        }
+        c.estimate = r.statesBeforeMinimization;
+        c.solo = std::move(r.dfa);
+        c.hasSolo = true;
+    });
+    return solosFromCache;
+}
+
+/// Rejects the candidates that explode even relaxed (buildSolos), and notes which of the others need verifying.
+void dropExploding(std::vector<Candidate> &candidates, const RuleSet &rules, std::vector<PatternInfo> &patterns,
+                   int patternBudget, std::vector<QString> &rejected)
+{
+    std::vector<Candidate> kept;
+    for (Candidate &c : candidates) {
+        patterns[size_t(c.pattern)].verify = c.verify;
+        if (c.estimate < 0)
+            rejected[size_t(c.pattern)] = QLatin1String("pattern ") + rules.patterns[size_t(c.pattern)].id
+                + QLatin1String(" explodes past ") + QString::number(patternBudget) + QLatin1String(" DFA states");
+        else
+            kept.push_back(std::move(c));
+    }
+    candidates = std::move(kept);
+}
+
+/// Patterns the CPU engine can scan around atoms are grouped apart from the others: one weak pattern (a
+/// two-byte literal, say) would cost its whole group the prefilter.
+/// YARA xor strings too: their DFA needs every byte class (up to 256 keys), and the CPU engine's windows around
+/// other patterns' atoms would all walk it.
+void markGroupedApart(std::vector<Candidate> &candidates, const RuleSet &rules,
+                       const std::vector<PatternInfo> &patterns)
+{
+    for (Candidate &c : candidates) {
+        const Pattern &pattern = rules.patterns[size_t(c.pattern)];
+        c.atoms = AtomPrefilter::suits(pattern, patterns[size_t(c.pattern)]);
+        c.xorForms = pattern.yara && !pattern.yara->xorForms.empty();
+    }
+}
+
+/// Everything the grouping depends on. A hint written for the same key names the groups that grouping
+/// ended with; they are built again (every DFA is fresh), and only if one of them fails to fit, or the hint
+/// does not name every candidate once, does the grouping run. A hint can thus cost time, never a match.
+uint64_t groupingHintKey(const std::vector<Candidate> &candidates, const RuleSet &rules, int groupBudget,
+                         int patternBudget)
+{
+    uint64_t hintKey = kHashSeed;
+    const QByteArray version = QByteArrayLiteral(HITSCOPE_VERSION) + kGroupingHintHeader;
+    hintKey = hashBytes(hintKey, version.constData(), size_t(version.size()));
+    const int32_t budgets[] = { groupBudget, patternBudget };
+    hintKey = hashBytes(hintKey, budgets, sizeof budgets);
+    for (const Candidate &c : candidates) {
+        const int32_t fields[] = { c.pattern, c.literal, c.bounded, c.verify, c.atoms, c.xorForms };
+        hintKey = hashBytes(hintKey, fields, sizeof fields);
+        hintKey = hashBytes(hintKey, &c.estimate, sizeof c.estimate);
+        hintKey = (c.verify ? c.relaxed : rules.patterns[size_t(c.pattern)].regex).hash(hintKey);
+    }
+    return hintKey;
+}
+
+/// The groups of one candidate built from a hint take the DFA the candidate already has (buildFromHint).
+void moveSolosIn(std::vector<BuiltGroup> &built, std::vector<Candidate> &candidates)
+{
+    for (BuiltGroup &b : built) {
+        Candidate &c = candidates[size_t(b.candidates.front())];
+        if (b.candidates.size() == 1 && c.hasSolo)
+            b.dfa = std::move(c.solo);
+    }
+    for (Candidate &c : candidates)
+        c.solo = Dfa(); // the others were built for their estimates only
+}
+
+/// Hints are pruned by age: one in use stays young.
+void keepHintYoung(const QString &hintPath)
+{
+    QFile used(hintPath);
+    if (used.open(QIODevice::Append))
+        used.setFileTime(QDateTime::currentDateTime(), QFileDevice::FileModificationTime);
+}
+
+/// The built groups as the catalog's DFA groups; `grouping` receives their pattern ids, in the order their DFA
+/// was built from. Returns how many candidates they hold.
+size_t addDfaGroups(PatternCatalog &catalog, std::vector<BuiltGroup> &built, const std::vector<Candidate> &candidates,
+                    std::vector<std::vector<int>> &grouping)
+{
+    size_t grouped = 0;
+    for (BuiltGroup &b : built) {
+        DfaGroup group;
+        group.dfa = std::move(b.dfa);
+        bool bounded = true;
+        grouping.emplace_back();
+        for (int ci : b.candidates) {
+            const int p = candidates[size_t(ci)].pattern;
+            grouping.back().push_back(p);
+            group.patterns.push_back(p);
+            catalog.patterns[size_t(p)].group = int(catalog.groups.size());
+            const int len = catalog.patterns[size_t(p)].maxLength;
+            bounded = bounded && len >= 0;
+            group.maxMatchLength = std::max(group.maxMatchLength, len);
+        }
+        grouped += b.candidates.size();
+        if (!bounded)
+            group.maxMatchLength = -1;
+        std::sort(group.patterns.begin(), group.patterns.end());
+        catalog.groups.push_back(std::move(group));
+    }
+    return grouped;
+}
+
+/// The rejected patterns out of every group, each with its rule's place.
+void addRejections(PatternCatalog &catalog, const RuleSet &rules, const std::vector<QString> &rejected)
+{
+    for (size_t i = 0; i < rejected.size(); ++i) {
+        if (rejected[i].isEmpty())
+            continue;
+        catalog.patterns[i].group = -1;
+        catalog.patterns[i].verify = false;
+        Rejection r;
+        const int ruleIndex = rules.patterns[i].ruleIndex;
+        if (ruleIndex >= 0 && size_t(ruleIndex) < rules.rules.size()) {
+            const Rule &rule = rules.rules[size_t(ruleIndex)];
+            r.file = rule.sourceFile;
+            r.line = rule.line;
+            r.rule = rule.name;
+        }
+        r.reason = rejected[i];
+        catalog.rejections.push_back(std::move(r));
+    }
+}
+
 } // namespace
 
 size_t PatternCatalog::tableBytes() const
@@ -654,130 +926,19 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
     const int threads = options.threads > 0 ? options.threads : hardwareThreads();
 
     std::vector<QString> rejected(rules.patterns.size());
-    std::vector<Candidate> candidates;
-    for (size_t i = 0; i < rules.patterns.size(); ++i) {
-        const Pattern &pattern = rules.patterns[i];
-        const Regex &regex = pattern.regex;
-        PatternInfo &info = catalog.patterns[i];
-        if (!regex.isValid()) {
-            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" is empty");
-            continue;
-        }
-        info.minLength = regex.minLength();
-        info.maxLength = regex.maxLength();
-        if (info.minLength == 0) {
-            rejected[i] = QLatin1String("pattern ") + pattern.id + QLatin1String(" can match the empty string");
-            continue;
-        }
-        const uint64_t nfaStates = Nfa::estimateStates(regex);
-        if (nfaStates > Nfa::kDefaultMaxStates / 4) {
-            rejected[i] = QLatin1String("pattern ") + pattern.id
-                + QLatin1String(" is too large (about ") + QString::number(nfaStates)
-                + QLatin1String(" automaton states)");
-            continue;
-        }
-        Candidate c;
-        c.pattern = int(i);
-        c.bounded = info.maxLength >= 0;
-        c.literal = literalLike(regex, regex.root, &c.key);
-        c.estimate = c.literal ? int64_t(c.key.size()) + 1 : 0;
-        candidates.push_back(std::move(c));
-    }
+    std::vector<Candidate> candidates = candidatesOf(rules, catalog.patterns, rejected);
 
     // In a tableless catalog, what the prefilter finds needs no DFA: tableless groups, built below.
-    std::vector<int> screenedOnly, windowed, xorWindowed;
-    if (options.tableless) {
-        std::vector<Candidate> rest;
-        for (Candidate &c : candidates) {
-            const Pattern &pattern = rules.patterns[size_t(c.pattern)];
-            const PatternInfo &info = catalog.patterns[size_t(c.pattern)];
-            // Xor strings (windows around their forms' deltas) are grouped apart: see addTablelessGroups.
-            const bool xorForms = pattern.yara && !pattern.yara->xorForms.empty();
-            if (!AtomPrefilter::sequencesOf(pattern.regex, info).empty())
-                screenedOnly.push_back(c.pattern);
-            else if (AtomPrefilter::suitsWindows(pattern, info))
-                (xorForms ? xorWindowed : windowed).push_back(c.pattern);
-            else
-                rest.push_back(std::move(c));
-        }
-        candidates = std::move(rest);
-    }
+    TablelessPatterns tableless;
+    if (options.tableless)
+        tableless = takeTableless(candidates, rules, catalog.patterns);
 
-    // Every pattern that could explode is built alone first, under the per-pattern budget. The slow ones come
-    // from the cache folder on later runs: on mixed.yar, one regex that explodes and is relaxed took 62 ms of
-    // the CLI's 150 ms start-up on 2 cores, and a xor string 36 ms, while the 20 other patterns took 5 ms.
     const DfaCache dfaCache(options.groupingHintDir);
-    constexpr double kKeepSoloAfterMs = 1;
-    std::vector<size_t> soloIndex;
-    for (size_t i = 0; i < candidates.size(); ++i)
-        if (!candidates[i].literal)
-            soloIndex.push_back(i);
-    std::atomic_int solosFromCache { 0 };
-    parallelFor(soloIndex.size(), threads, [&](size_t k, int) {
-        Candidate &c = candidates[soloIndex[k]];
-        const Regex &exact = rules.patterns[size_t(c.pattern)].regex;
-        bool hit = false;
-        DfaBuilder::Result r = dfaCache.build({ { &exact, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
-        solosFromCache += hit;
-        // An exploding pattern gets its widest counted repeats unbounded, one, then two, four... then all,
-        // until its DFA fits: that DFA finds every true end (and more, which verification drops).
-        const std::vector<int> repeats = r.exceededBudget ? boundedRepeats(exact) : std::vector<int>();
-        for (size_t count = 1; r.exceededBudget && !repeats.empty(); count = std::min(count * 2, repeats.size())) {
-            Regex relaxed = relaxedRegex(exact, repeats, count);
-            r = dfaCache.build({ { &relaxed, c.pattern } }, patternBudget, &hit, kKeepSoloAfterMs);
-            solosFromCache += hit;
-            if (!r.exceededBudget) {
-                c.relaxed = std::move(relaxed);
-                c.verify = true;
-            }
-            if (count == repeats.size())
-                break;
-        }
-        if (r.exceededBudget) {
-            c.estimate = -1;
-            return;
-        }
-        c.estimate = r.statesBeforeMinimization;
-        c.solo = std::move(r.dfa);
-        c.hasSolo = true;
-    });
-    catalog.solosFromCache = solosFromCache;
-    std::vector<Candidate> kept;
-    for (Candidate &c : candidates) {
-        catalog.patterns[size_t(c.pattern)].verify = c.verify;
-        if (c.estimate < 0)
-            rejected[size_t(c.pattern)] = QLatin1String("pattern ") + rules.patterns[size_t(c.pattern)].id
-                + QLatin1String(" explodes past ") + QString::number(patternBudget) + QLatin1String(" DFA states");
-        else
-            kept.push_back(std::move(c));
-    }
-    candidates = std::move(kept);
-    // Patterns the CPU engine can scan around atoms are grouped apart from the others: one weak pattern (a
-    // two-byte literal, say) would cost its whole group the prefilter.
-    // YARA xor strings too: their DFA needs every byte class (up to 256 keys), and the CPU engine's windows around
-    // other patterns' atoms would all walk it.
-    for (Candidate &c : candidates) {
-        const Pattern &pattern = rules.patterns[size_t(c.pattern)];
-        c.atoms = AtomPrefilter::suits(pattern, catalog.patterns[size_t(c.pattern)]);
-        c.xorForms = pattern.yara && !pattern.yara->xorForms.empty();
-    }
+    catalog.solosFromCache = buildSolos(candidates, rules, patternBudget, threads, dfaCache);
+    dropExploding(candidates, rules, catalog.patterns, patternBudget, rejected);
+    markGroupedApart(candidates, rules, catalog.patterns);
 
-    // Everything the grouping below depends on. A hint written for the same key names the groups that grouping
-    // ended with; they are built again (every DFA is fresh), and only if one of them fails to fit, or the hint
-    // does not name every candidate once, does the grouping run. A hint can thus cost time, never a match.
-    uint64_t hintKey = kHashSeed;
-    {
-        const QByteArray version = QByteArrayLiteral(HITSCOPE_VERSION) + kGroupingHintHeader;
-        hintKey = hashBytes(hintKey, version.constData(), size_t(version.size()));
-        const int32_t budgets[] = { groupBudget, patternBudget };
-        hintKey = hashBytes(hintKey, budgets, sizeof budgets);
-        for (const Candidate &c : candidates) {
-            const int32_t fields[] = { c.pattern, c.literal, c.bounded, c.verify, c.atoms, c.xorForms };
-            hintKey = hashBytes(hintKey, fields, sizeof fields);
-            hintKey = hashBytes(hintKey, &c.estimate, sizeof c.estimate);
-            hintKey = (c.verify ? c.relaxed : rules.patterns[size_t(c.pattern)].regex).hash(hintKey);
-        }
-    }
+    const uint64_t hintKey = groupingHintKey(candidates, rules, groupBudget, patternBudget);
     const QString hintPath = options.groupingHintDir.isEmpty() ? QString() : groupingHintPath(options.groupingHintDir, hintKey);
     std::vector<BuiltGroup> built;
     int groupsFromCache = 0;
@@ -787,48 +948,19 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
         built = std::move(*hinted);
         catalog.groupedFromHint = true;
         catalog.groupsFromCache = groupsFromCache;
-        for (BuiltGroup &b : built) {
-            Candidate &c = candidates[size_t(b.candidates.front())];
-            if (b.candidates.size() == 1 && c.hasSolo)
-                b.dfa = std::move(c.solo);
-        }
-        for (Candidate &c : candidates)
-            c.solo = Dfa(); // the others were built for their estimates only
-        // Hints are pruned by age: one in use stays young.
-        QFile used(hintPath);
-        if (used.open(QIODevice::Append))
-            used.setFileTime(QDateTime::currentDateTime(), QFileDevice::FileModificationTime);
+        moveSolosIn(built, candidates);
+        keepHintYoung(hintPath);
     } else {
         built = groupCandidates(candidates, rules, catalog.patterns, groupBudget, patternBudget, threads, rejected);
     }
 
-    std::vector<std::vector<int>> grouping; // pattern ids per group, in the order their DFA was built from
-    size_t grouped = 0;
-    for (BuiltGroup &b : built) {
-        DfaGroup group;
-        group.dfa = std::move(b.dfa);
-        bool bounded = true;
-        grouping.emplace_back();
-        for (int ci : b.candidates) {
-            const int p = candidates[size_t(ci)].pattern;
-            grouping.back().push_back(p);
-            group.patterns.push_back(p);
-            catalog.patterns[size_t(p)].group = int(catalog.groups.size());
-            const int len = catalog.patterns[size_t(p)].maxLength;
-            bounded = bounded && len >= 0;
-            group.maxMatchLength = std::max(group.maxMatchLength, len);
-        }
-        grouped += b.candidates.size();
-        if (!bounded)
-            group.maxMatchLength = -1;
-        std::sort(group.patterns.begin(), group.patterns.end());
-        catalog.groups.push_back(std::move(group));
-    }
+    std::vector<std::vector<int>> grouping;
+    const size_t grouped = addDfaGroups(catalog, built, candidates, grouping);
 
     // A hint must name every candidate; one rejected while grouping (a literal over the budget) is in no group.
     if (!hintPath.isEmpty() && !catalog.groupedFromHint && grouped == candidates.size())
         writeGroupingHint(hintPath, grouping);
-    addTablelessGroups(catalog, rules, screenedOnly, windowed, xorWindowed, threads);
+    addTablelessGroups(catalog, rules, tableless.screenedOnly, tableless.windowed, tableless.xorWindowed, threads);
     catalog.prefilter = AtomPrefilter::build(rules, catalog);
     if (buildUncoveredTables(catalog, rules, rejected, patternBudget)) {
         std::erase_if(catalog.groups, [](const DfaGroup &g) { return g.patterns.empty(); });
@@ -837,23 +969,7 @@ PatternCatalog PatternCatalog::compile(const RuleSet &rules, const CompileOption
                 catalog.patterns[size_t(p)].group = int(g);
         catalog.prefilter = AtomPrefilter::build(rules, catalog);
     }
-
-    for (size_t i = 0; i < rejected.size(); ++i) {
-        if (rejected[i].isEmpty())
-            continue;
-        catalog.patterns[i].group = -1;
-        catalog.patterns[i].verify = false;
-        Rejection r;
-        const int ruleIndex = rules.patterns[i].ruleIndex;
-        if (ruleIndex >= 0 && size_t(ruleIndex) < rules.rules.size()) {
-            const Rule &rule = rules.rules[size_t(ruleIndex)];
-            r.file = rule.sourceFile;
-            r.line = rule.line;
-            r.rule = rule.name;
-        }
-        r.reason = rejected[i];
-        catalog.rejections.push_back(std::move(r));
-    }
+    addRejections(catalog, rules, rejected);
 
     catalog.compileMs = double(timer.nsecsElapsed()) / 1e6;
     return catalog;

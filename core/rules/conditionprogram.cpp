@@ -41,6 +41,168 @@ inline std::vector<StringMatch>::const_iterator firstAtOrAfter(const std::vector
                             [](const StringMatch &s, int64_t o) { return s.offset < o; });
 }
 
+using Op = ConditionProgram::Op;
+
+/// `uint32(offset)` and its kin; `format` is the Read node's imm.
+int64_t readInteger(const ConditionContext &context, int64_t offset, int64_t format)
+{
+    const int size = int(format & 0xff);
+    // YARA casts the offset to size_t, so negative and undefined offsets are simply outside the data.
+    if (offset == U || offset < 0 || offset > context.fileSize - size || !context.read)
+        return U;
+    uint8_t bytes[4] = {};
+    if (!context.read(offset, size, bytes))
+        return U;
+    uint32_t raw = 0;
+    for (int k = 0; k < size; ++k) {
+        const int shift = (format & ConditionProgram::ReadBigEndian) ? 8 * (size - 1 - k) : 8 * k;
+        raw |= uint32_t(bytes[k]) << shift;
+    }
+    if (!(format & ConditionProgram::ReadSigned))
+        return int64_t(raw);
+    if (size == 1)
+        return int64_t(int8_t(raw));
+    if (size == 2)
+        return int64_t(int16_t(raw));
+    return int64_t(int32_t(raw));
+}
+
+inline int64_t integerOperator(Op op, int64_t l, int64_t r)
+{
+    switch (op) {
+    case Op::Eq:
+        return truth(l == r);
+    case Op::Ne:
+        return truth(l != r);
+    case Op::Lt:
+        return truth(l < r);
+    case Op::Le:
+        return truth(l <= r);
+    case Op::Gt:
+        return truth(l > r);
+    case Op::Ge:
+        return truth(l >= r);
+    case Op::Add:
+        return wrapAdd(l, r);
+    case Op::Sub:
+        return wrapSub(l, r);
+    case Op::Mul:
+        return wrapMul(l, r);
+    case Op::Div:
+        if (r == 0)
+            return U;
+        if (r == -1) // INT64_MIN / -1 traps in YARA; wrap instead
+            return wrapSub(0, l);
+        return l / r;
+    case Op::Mod:
+        if (r == 0)
+            return U;
+        if (r == -1)
+            return 0;
+        return l % r;
+    case Op::BitAnd:
+        return l & r;
+    case Op::BitOr:
+        return l | r;
+    case Op::BitXor:
+        return l ^ r;
+    case Op::Shl:
+        if (r < 0)
+            return U;
+        return r < 64 ? int64_t(uint64_t(l) << r) : 0;
+    case Op::Shr:
+        if (r < 0)
+            return U;
+        return r < 64 ? (l >> r) : 0; // arithmetic shift, as YARA's int64_t >>
+    default:
+        return U;
+    }
+}
+
+int64_t floatOperator(Op op, double l, double r)
+{
+    switch (op) {
+    case Op::FAdd:
+        return std::bit_cast<int64_t>(l + r);
+    case Op::FSub:
+        return std::bit_cast<int64_t>(l - r);
+    case Op::FMul:
+        return std::bit_cast<int64_t>(l * r);
+    case Op::FDiv:
+        return std::bit_cast<int64_t>(l / r);
+    case Op::FEq:
+        return truth(l == r);
+    case Op::FNe:
+        return truth(l != r);
+    case Op::FLt:
+        return truth(l < r);
+    case Op::FLe:
+        return truth(l <= r);
+    case Op::FGt:
+        return truth(l > r);
+    default:
+        return truth(l >= r);
+    }
+}
+
+int64_t stringOperator(Op op, const QByteArray &l, const QByteArray &r)
+{
+    const auto lower = [](const QByteArray &x) { return x.toLower(); };
+    switch (op) {
+    case Op::StrEq:
+        return truth(l == r);
+    case Op::StrNe:
+        return truth(l != r);
+    // ss_compare: bytewise as signed char (the C string's char), the shorter first on a tie.
+    case Op::StrLt:
+    case Op::StrLe:
+    case Op::StrGt:
+    case Op::StrGe: {
+        const qsizetype common = std::min(l.size(), r.size());
+        int c = 0;
+        for (qsizetype i = 0; i < common && c == 0; ++i)
+            if (l[i] != r[i])
+                c = l[i] < r[i] ? -1 : 1;
+        if (c == 0 && l.size() != r.size())
+            c = l.size() < r.size() ? -1 : 1;
+        if (op == Op::StrLt)
+            return truth(c < 0);
+        if (op == Op::StrLe)
+            return truth(c <= 0);
+        if (op == Op::StrGt)
+            return truth(c > 0);
+        return truth(c >= 0);
+    }
+    case Op::Contains:
+        return truth(l.contains(r));
+    case Op::IContains:
+        return truth(lower(l).contains(lower(r)));
+    case Op::StartsWith:
+        return truth(l.startsWith(r));
+    case Op::IStartsWith:
+        return truth(lower(l).startsWith(lower(r)));
+    case Op::EndsWith:
+        return truth(l.endsWith(r));
+    case Op::IEndsWith:
+        return truth(lower(l).endsWith(lower(r)));
+    default:
+        return truth(lower(l) == lower(r));
+    }
+}
+
+/// `text matches /re/`: whether the regex matches anywhere in it.
+int64_t regexMatch(const PriorityMatcher &re, const QByteArray &text)
+{
+    if (text.isEmpty())
+        return 0;
+    const auto *bytes = reinterpret_cast<const uint8_t *>(text.constData());
+    const ByteAt byteAt([bytes](int64_t offset) { return bytes[offset]; });
+    for (int64_t start = 0; start < text.size(); ++start)
+        if (re.match(start, text.size(), byteAt) >= 0)
+            return 1;
+    return 0;
+}
+
 } // namespace
 
 struct ConditionProgram::State
@@ -355,6 +517,133 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         return truth(state.count(n.b) > 0);
     case Op::Count:
         return state.count(n.b);
+    case Op::FoundAt:
+    case Op::FoundIn:
+    case Op::Offset:
+    case Op::Length:
+    case Op::CountIn:
+        return matchQuery(n, state);
+    case Op::Of:
+        return ofStrings(n, state);
+    case Op::OfRules:
+    case Op::PercentOf:
+    case Op::OfIn:
+        return ofSet(n, state);
+    case Op::ForOf:
+        return stringLoop(n, state);
+    case Op::ForRange:
+        return rangeLoop(n, state);
+    case Op::ForEnum:
+        return listLoop(n, state);
+    case Op::Not: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : truth(v == 0);
+    }
+    case Op::And: {
+        const int64_t l = eval(n.a, state);
+        if (l == 0)
+            return 0;
+        const int64_t r = eval(n.b, state);
+        return truth(isTrue(l) && isTrue(r));
+    }
+    case Op::Or: {
+        // A true left operand is left on YARA's stack as it is: `i or false` is worth i.
+        const int64_t l = eval(n.a, state);
+        if (isTrue(l))
+            return l;
+        return truth(isTrue(eval(n.b, state)));
+    }
+    case Op::Neg: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : wrapSub(0, v);
+    }
+    case Op::BitNot: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : ~v;
+    }
+    case Op::Read:
+        return readInteger(state.context, eval(n.a, state), n.imm);
+    case Op::Defined:
+        return truth(eval(n.a, state) != U);
+    case Op::IntToFloat: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : std::bit_cast<int64_t>(double(v));
+    }
+    case Op::FNeg: {
+        const int64_t v = eval(n.a, state);
+        return v == U ? U : std::bit_cast<int64_t>(-std::bit_cast<double>(v));
+    }
+    case Op::StrConst:
+        return n.imm;
+    case Op::ModRoot:
+    case Op::ModField:
+    case Op::ModItem:
+    case Op::ModEntry:
+        return moduleObject(n, state);
+    case Op::ModValue:
+        return moduleValue(eval(n.a, state), n.imm, state);
+    case Op::ModCall:
+        return moduleCall(n, state);
+    case Op::ForArray:
+    case Op::ForDict:
+        return moduleLoop(n, state);
+    case Op::EntryPoint:
+        return state.modules().entryPoint();
+    case Op::StrToBool: {
+        const QByteArray *t = text(n.a, state);
+        return t ? truth(!t->isEmpty()) : U;
+    }
+    case Op::Matches: {
+        const QByteArray *t = text(n.a, state);
+        return t ? regexMatch(*m_regexes[size_t(n.imm)], *t) : U;
+    }
+    case Op::FAdd:
+    case Op::FSub:
+    case Op::FMul:
+    case Op::FDiv:
+    case Op::FEq:
+    case Op::FNe:
+    case Op::FLt:
+    case Op::FLe:
+    case Op::FGt:
+    case Op::FGe: {
+        const int64_t l = eval(n.a, state);
+        const int64_t r = eval(n.b, state);
+        return l == U || r == U ? U : floatOperator(n.op, std::bit_cast<double>(l), std::bit_cast<double>(r));
+    }
+    case Op::StrEq:
+    case Op::StrNe:
+    case Op::StrLt:
+    case Op::StrLe:
+    case Op::StrGt:
+    case Op::StrGe:
+    case Op::Contains:
+    case Op::IContains:
+    case Op::StartsWith:
+    case Op::IStartsWith:
+    case Op::EndsWith:
+    case Op::IEndsWith:
+    case Op::IEquals: {
+        const QByteArray *l = text(n.a, state);
+        const QByteArray *r = text(n.b, state);
+        return l && r ? stringOperator(n.op, *l, *r) : U;
+    }
+    default:
+        break;
+    }
+
+    // Binary integer operators: both operands are evaluated, and undefined in gives undefined out.
+    const int64_t l = eval(n.a, state);
+    const int64_t r = eval(n.b, state);
+    if (l == U || r == U)
+        return U;
+    return integerOperator(n.op, l, r);
+}
+
+// What the matches of a string say about given offsets: `$s at`, `$s in`, `@s[i]`, `!s[i]`, `#s in`.
+int64_t ConditionProgram::matchQuery(const Node &n, State &state) const
+{
+    switch (n.op) {
     case Op::FoundAt: {
         const int64_t at = eval(n.a, state);
         if (at == U)
@@ -383,121 +672,7 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         const StringMatch &match = m[size_t(i - 1)];
         return n.op == Op::Offset ? match.offset : match.length;
     }
-    case Op::Of: {
-        const int64_t q = eval(n.a, state);
-        // Counting stops once the answer is known; the count is only compared with q below.
-        const int64_t enough = q == U ? int64_t(n.c) : (q <= 0 ? 1 : q);
-        int64_t found = 0;
-        for (int32_t k = 0; k < n.c && found < enough; ++k)
-            found += state.count(m_lists[size_t(n.b + k)]) > 0 ? 1 : 0;
-        const int64_t count = n.c;
-        if (q == U)
-            return truth(found >= count);
-        if (q == 0) // "none", and a quantifier that evaluates to 0 (YARA issue 1695)
-            return truth(found == 0);
-        return truth(found >= q);
-    }
-    case Op::ForOf: {
-        // YARA evaluates the body for every string (no early exit) and compares quantifier <= sum.
-        const int64_t q = eval(n.a, state);
-        int64_t sum = 0;
-        const size_t mark = state.mark();
-        for (int32_t k = 0; k < n.c; ++k) {
-            state.slots[n.imm] = m_lists[size_t(n.b + k)];
-            const int64_t v = eval(n.d, state);
-            state.release(mark);
-            if (v != U)
-                sum = wrapAdd(sum, v);
-        }
-        const int64_t needed = q == U ? int64_t(n.c) : q;
-        if (sum == U)
-            return U;
-        return truth(needed <= sum);
-    }
-    case Op::ForRange: {
-        const int64_t q = eval(n.a, state);
-        const int64_t low = eval(n.b, state);
-        const int64_t high = eval(n.c, state);
-        int64_t sum = 0;
-        int64_t iterations = 0;
-        if (low != U && high != U) {
-            const size_t mark = state.mark();
-            for (int64_t i = low; i != U && i <= high;) {
-                state.slots[n.imm] = i;
-                if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
-                    break;
-                if (i == std::numeric_limits<int64_t>::max())
-                    break; // YARA would wrap around and never end
-                ++i;
-            }
-        }
-        return loopResult(q, sum, iterations);
-    }
-    case Op::ForEnum: {
-        const int64_t q = eval(n.a, state);
-        int64_t sum = 0;
-        int64_t iterations = 0;
-        const size_t mark = state.mark();
-        for (int32_t k = 0; k < n.c; ++k) {
-            // YARA evaluates all items before the first iteration; they cannot depend on the loop, so lazily
-            // is the same.
-            state.slots[n.imm] = eval(m_lists[size_t(n.b + k)], state);
-            if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
-                break;
-        }
-        return loopResult(q, sum, iterations);
-    }
-    case Op::Not: {
-        const int64_t v = eval(n.a, state);
-        return v == U ? U : truth(v == 0);
-    }
-    case Op::And: {
-        const int64_t l = eval(n.a, state);
-        if (l == 0)
-            return 0;
-        const int64_t r = eval(n.b, state);
-        return truth(isTrue(l) && isTrue(r));
-    }
-    case Op::Or: {
-        // A true left operand is left on YARA's stack as it is: `i or false` is worth i.
-        const int64_t l = eval(n.a, state);
-        if (isTrue(l))
-            return l;
-        return truth(isTrue(eval(n.b, state)));
-    }
-    case Op::Neg: {
-        const int64_t v = eval(n.a, state);
-        return v == U ? U : wrapSub(0, v);
-    }
-    case Op::BitNot: {
-        const int64_t v = eval(n.a, state);
-        return v == U ? U : ~v;
-    }
-    case Op::Read: {
-        const int64_t offset = eval(n.a, state);
-        const int size = int(n.imm & 0xff);
-        // YARA casts the offset to size_t, so negative and undefined offsets are simply outside the data.
-        if (offset == U || offset < 0 || offset > state.context.fileSize - size || !state.context.read)
-            return U;
-        uint8_t bytes[4] = {};
-        if (!state.context.read(offset, size, bytes))
-            return U;
-        uint32_t raw = 0;
-        for (int k = 0; k < size; ++k) {
-            const int shift = (n.imm & ReadBigEndian) ? 8 * (size - 1 - k) : 8 * k;
-            raw |= uint32_t(bytes[k]) << shift;
-        }
-        if (!(n.imm & ReadSigned))
-            return int64_t(raw);
-        if (size == 1)
-            return int64_t(int8_t(raw));
-        if (size == 2)
-            return int64_t(int16_t(raw));
-        return int64_t(int32_t(raw));
-    }
-    case Op::Defined:
-        return truth(eval(n.a, state) != U);
-    case Op::CountIn: {
+    default: { // CountIn
         const int64_t low = eval(n.a, state);
         const int64_t high = eval(n.c, state);
         if (low == U || high == U)
@@ -508,54 +683,124 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
             ++count;
         return count;
     }
-    case Op::OfRules:
-    case Op::PercentOf:
-    case Op::OfIn: {
-        const int64_t q = eval(n.a, state);
-        int64_t low = 0;
-        int64_t high = 0;
-        if (n.op == Op::OfIn) {
-            low = eval(n.d, state);
-            high = eval(int32_t(n.imm), state);
-            if (low == U || high == U)
-                return U;
-        }
-        const bool rules = n.op == Op::OfRules || (n.op == Op::PercentOf && n.imm == 1);
-        int64_t found = 0;
-        for (int32_t k = 0; k < n.c; ++k) {
-            const int32_t item = m_lists[size_t(n.b + k)];
-            if (rules) {
-                found += truth(state.context.ruleMatched && state.context.ruleMatched(item));
-            } else if (n.op == Op::OfIn) {
-                const auto &m = state.matches(item);
-                const auto it = firstAtOrAfter(m, low);
-                found += truth(it != m.end() && it->offset <= high);
-            } else {
-                found += truth(state.count(item) > 0);
-            }
-        }
-        const int64_t count = n.c;
-        if (n.op == Op::PercentOf) {
-            if (q == U || count == 0)
-                return U;
-            return truth((double(found) / double(count)) * 100 >= double(q));
-        }
-        if (q == U)
-            return truth(found >= count);
-        if (q == 0)
-            return truth(found == 0);
-        return truth(found >= q);
     }
-    case Op::IntToFloat: {
-        const int64_t v = eval(n.a, state);
-        return v == U ? U : std::bit_cast<int64_t>(double(v));
+}
+
+int64_t ConditionProgram::ofStrings(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    // Counting stops once the answer is known; the count is only compared with q below.
+    const int64_t enough = q == U ? int64_t(n.c) : (q <= 0 ? 1 : q);
+    int64_t found = 0;
+    for (int32_t k = 0; k < n.c && found < enough; ++k)
+        found += state.count(m_lists[size_t(n.b + k)]) > 0 ? 1 : 0;
+    const int64_t count = n.c;
+    if (q == U)
+        return truth(found >= count);
+    if (q == 0) // "none", and a quantifier that evaluates to 0 (YARA issue 1695)
+        return truth(found == 0);
+    return truth(found >= q);
+}
+
+// `of` over rules, as a percentage, or over strings in a range: every item is counted.
+int64_t ConditionProgram::ofSet(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    int64_t low = 0;
+    int64_t high = 0;
+    if (n.op == Op::OfIn) {
+        low = eval(n.d, state);
+        high = eval(int32_t(n.imm), state);
+        if (low == U || high == U)
+            return U;
     }
-    case Op::FNeg: {
-        const int64_t v = eval(n.a, state);
-        return v == U ? U : std::bit_cast<int64_t>(-std::bit_cast<double>(v));
+    const bool rules = n.op == Op::OfRules || (n.op == Op::PercentOf && n.imm == 1);
+    int64_t found = 0;
+    for (int32_t k = 0; k < n.c; ++k) {
+        const int32_t item = m_lists[size_t(n.b + k)];
+        if (rules) {
+            found += truth(state.context.ruleMatched && state.context.ruleMatched(item));
+        } else if (n.op == Op::OfIn) {
+            const auto &m = state.matches(item);
+            const auto it = firstAtOrAfter(m, low);
+            found += truth(it != m.end() && it->offset <= high);
+        } else {
+            found += truth(state.count(item) > 0);
+        }
     }
-    case Op::StrConst:
-        return n.imm;
+    const int64_t count = n.c;
+    if (n.op == Op::PercentOf) {
+        if (q == U || count == 0)
+            return U;
+        return truth((double(found) / double(count)) * 100 >= double(q));
+    }
+    if (q == U)
+        return truth(found >= count);
+    if (q == 0)
+        return truth(found == 0);
+    return truth(found >= q);
+}
+
+int64_t ConditionProgram::stringLoop(const Node &n, State &state) const
+{
+    // YARA evaluates the body for every string (no early exit) and compares quantifier <= sum.
+    const int64_t q = eval(n.a, state);
+    int64_t sum = 0;
+    const size_t mark = state.mark();
+    for (int32_t k = 0; k < n.c; ++k) {
+        state.slots[n.imm] = m_lists[size_t(n.b + k)];
+        const int64_t v = eval(n.d, state);
+        state.release(mark);
+        if (v != U)
+            sum = wrapAdd(sum, v);
+    }
+    const int64_t needed = q == U ? int64_t(n.c) : q;
+    if (sum == U)
+        return U;
+    return truth(needed <= sum);
+}
+
+int64_t ConditionProgram::rangeLoop(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    const int64_t low = eval(n.b, state);
+    const int64_t high = eval(n.c, state);
+    int64_t sum = 0;
+    int64_t iterations = 0;
+    if (low != U && high != U) {
+        const size_t mark = state.mark();
+        for (int64_t i = low; i != U && i <= high;) {
+            state.slots[n.imm] = i;
+            if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
+                break;
+            if (i == std::numeric_limits<int64_t>::max())
+                break; // YARA would wrap around and never end
+            ++i;
+        }
+    }
+    return loopResult(q, sum, iterations);
+}
+
+int64_t ConditionProgram::listLoop(const Node &n, State &state) const
+{
+    const int64_t q = eval(n.a, state);
+    int64_t sum = 0;
+    int64_t iterations = 0;
+    const size_t mark = state.mark();
+    for (int32_t k = 0; k < n.c; ++k) {
+        // YARA evaluates all items before the first iteration; they cannot depend on the loop, so lazily
+        // is the same.
+        state.slots[n.imm] = eval(m_lists[size_t(n.b + k)], state);
+        if (endIteration(state, mark, eval(n.d, state), q, sum, iterations))
+            break;
+    }
+    return loopResult(q, sum, iterations);
+}
+
+// A module's structure, a field of one, an item of an array or an entry of a dictionary.
+int64_t ConditionProgram::moduleObject(const Node &n, State &state) const
+{
+    switch (n.op) {
     case Op::ModRoot:
         return state.modules().root(m_strings[size_t(n.imm)]);
     case Op::ModField: {
@@ -567,192 +812,11 @@ int64_t ConditionProgram::eval(int32_t index, State &state) const
         const int64_t i = eval(n.b, state);
         return o == U || i == U ? U : state.modules().item(o, i);
     }
-    case Op::ModEntry: {
+    default: { // ModEntry
         const int64_t o = eval(n.a, state);
         const QByteArray *key = text(n.b, state);
         return o == U || !key ? U : state.modules().entry(o, *key);
     }
-    case Op::ModValue:
-        return moduleValue(eval(n.a, state), n.imm, state);
-    case Op::ModCall:
-        return moduleCall(n, state);
-    case Op::ForArray:
-    case Op::ForDict:
-        return moduleLoop(n, state);
-    case Op::EntryPoint:
-        return state.modules().entryPoint();
-    case Op::StrToBool: {
-        const QByteArray *t = text(n.a, state);
-        return t ? truth(!t->isEmpty()) : U;
-    }
-    case Op::Matches: {
-        const QByteArray *t = text(n.a, state);
-        if (!t)
-            return U;
-        if (t->isEmpty())
-            return 0;
-        const PriorityMatcher &re = *m_regexes[size_t(n.imm)];
-        const auto *bytes = reinterpret_cast<const uint8_t *>(t->constData());
-        const ByteAt byteAt([bytes](int64_t offset) { return bytes[offset]; });
-        for (int64_t start = 0; start < t->size(); ++start)
-            if (re.match(start, t->size(), byteAt) >= 0)
-                return 1;
-        return 0;
-    }
-    case Op::FAdd:
-    case Op::FSub:
-    case Op::FMul:
-    case Op::FDiv:
-    case Op::FEq:
-    case Op::FNe:
-    case Op::FLt:
-    case Op::FLe:
-    case Op::FGt:
-    case Op::FGe: {
-        const int64_t li = eval(n.a, state);
-        const int64_t ri = eval(n.b, state);
-        if (li == U || ri == U)
-            return U;
-        const double l = std::bit_cast<double>(li);
-        const double r = std::bit_cast<double>(ri);
-        switch (n.op) {
-        case Op::FAdd:
-            return std::bit_cast<int64_t>(l + r);
-        case Op::FSub:
-            return std::bit_cast<int64_t>(l - r);
-        case Op::FMul:
-            return std::bit_cast<int64_t>(l * r);
-        case Op::FDiv:
-            return std::bit_cast<int64_t>(l / r);
-        case Op::FEq:
-            return truth(l == r);
-        case Op::FNe:
-            return truth(l != r);
-        case Op::FLt:
-            return truth(l < r);
-        case Op::FLe:
-            return truth(l <= r);
-        case Op::FGt:
-            return truth(l > r);
-        default:
-            return truth(l >= r);
-        }
-    }
-    case Op::StrEq:
-    case Op::StrNe:
-    case Op::StrLt:
-    case Op::StrLe:
-    case Op::StrGt:
-    case Op::StrGe:
-    case Op::Contains:
-    case Op::IContains:
-    case Op::StartsWith:
-    case Op::IStartsWith:
-    case Op::EndsWith:
-    case Op::IEndsWith:
-    case Op::IEquals: {
-        const QByteArray *l = text(n.a, state);
-        const QByteArray *r = text(n.b, state);
-        if (!l || !r)
-            return U;
-        const auto lower = [](const QByteArray &x) { return x.toLower(); };
-        switch (n.op) {
-        case Op::StrEq:
-            return truth(*l == *r);
-        case Op::StrNe:
-            return truth(*l != *r);
-        // ss_compare: bytewise as signed char (the C string's char), the shorter first on a tie.
-        case Op::StrLt:
-        case Op::StrLe:
-        case Op::StrGt:
-        case Op::StrGe: {
-            const qsizetype common = std::min(l->size(), r->size());
-            int c = 0;
-            for (qsizetype i = 0; i < common && c == 0; ++i)
-                if ((*l)[i] != (*r)[i])
-                    c = (*l)[i] < (*r)[i] ? -1 : 1;
-            if (c == 0 && l->size() != r->size())
-                c = l->size() < r->size() ? -1 : 1;
-            if (n.op == Op::StrLt)
-                return truth(c < 0);
-            if (n.op == Op::StrLe)
-                return truth(c <= 0);
-            if (n.op == Op::StrGt)
-                return truth(c > 0);
-            return truth(c >= 0);
-        }
-        case Op::Contains:
-            return truth(l->contains(*r));
-        case Op::IContains:
-            return truth(lower(*l).contains(lower(*r)));
-        case Op::StartsWith:
-            return truth(l->startsWith(*r));
-        case Op::IStartsWith:
-            return truth(lower(*l).startsWith(lower(*r)));
-        case Op::EndsWith:
-            return truth(l->endsWith(*r));
-        case Op::IEndsWith:
-            return truth(lower(*l).endsWith(lower(*r)));
-        default:
-            return truth(lower(*l) == lower(*r));
-        }
-    }
-    default:
-        break;
-    }
-
-    // Binary integer operators: both operands are evaluated, and undefined in gives undefined out.
-    const int64_t l = eval(n.a, state);
-    const int64_t r = eval(n.b, state);
-    if (l == U || r == U)
-        return U;
-    switch (n.op) {
-    case Op::Eq:
-        return truth(l == r);
-    case Op::Ne:
-        return truth(l != r);
-    case Op::Lt:
-        return truth(l < r);
-    case Op::Le:
-        return truth(l <= r);
-    case Op::Gt:
-        return truth(l > r);
-    case Op::Ge:
-        return truth(l >= r);
-    case Op::Add:
-        return wrapAdd(l, r);
-    case Op::Sub:
-        return wrapSub(l, r);
-    case Op::Mul:
-        return wrapMul(l, r);
-    case Op::Div:
-        if (r == 0)
-            return U;
-        if (r == -1) // INT64_MIN / -1 traps in YARA; wrap instead
-            return wrapSub(0, l);
-        return l / r;
-    case Op::Mod:
-        if (r == 0)
-            return U;
-        if (r == -1)
-            return 0;
-        return l % r;
-    case Op::BitAnd:
-        return l & r;
-    case Op::BitOr:
-        return l | r;
-    case Op::BitXor:
-        return l ^ r;
-    case Op::Shl:
-        if (r < 0)
-            return U;
-        return r < 64 ? int64_t(uint64_t(l) << r) : 0;
-    case Op::Shr:
-        if (r < 0)
-            return U;
-        return r < 64 ? (l >> r) : 0; // arithmetic shift, as YARA's int64_t >>
-    default:
-        return U;
     }
 }
 

@@ -165,11 +165,18 @@ private:
     template<typename Fn>
     void forStrings(int32_t ref, size_t strings, Fn &&fn) const;
     int64_t eval(int32_t index, State &state) const;
+    int64_t matchQuery(const Node &n, State &state) const;
+    int64_t ofStrings(const Node &n, State &state) const;
+    int64_t ofSet(const Node &n, State &state) const;
+    int64_t stringLoop(const Node &n, State &state) const;
+    int64_t rangeLoop(const Node &n, State &state) const;
+    int64_t listLoop(const Node &n, State &state) const;
     int64_t loopResult(int64_t quantifier, int64_t sum, int64_t iterations) const;
     static bool endIteration(State &state, size_t mark, int64_t value, int64_t quantifier, int64_t &sum,
                              int64_t &iterations);
     /// The string a string-valued node stands for; null when undefined.
     const QByteArray *text(int32_t index, State &state) const;
+    int64_t moduleObject(const Node &n, State &state) const;
     int64_t moduleValue(int64_t object, int64_t kind, State &state) const;
     int64_t moduleCall(const Node &n, State &state) const;
     int64_t moduleLoop(const Node &n, State &state) const;
