@@ -13,6 +13,7 @@ QString CliArgs::helpText()
     return QStringLiteral(
         "Usage: hitscope-cli scan [options] -r RULES PATH...\n"
         "       hitscope-cli scan [options] RULES PATH...\n"
+        "       hitscope-cli merge FILE...\n"
         "       hitscope-cli devices [--backend B] [--validation]\n"
         "       hitscope-cli dump [--module M]... [--json] FILE...\n"
         "       hitscope-cli --help | --version\n"
@@ -26,7 +27,7 @@ QString CliArgs::helpText()
         "                          .yar/.yara YARA rules (other suffixes: YARA when the text declares rules).\n"
         "                          Without -r, the first PATH is the rule file, as yara takes it\n"
         "  -d, --define NAME=VALUE YARA external variable, repeatable: an integer, a float (with a dot),\n"
-        "                          true/false, or else a string, as yara reads -d"
+        "                          true/false, or else a string, as yara reads -d\n"
         "Output:\n"
         "  (default)               'RULE PATH' for each rule that matched a file, as yara prints it\n"
         "  -s, --print-strings     also each hit: '0xOFFSET:$id: data'\n"
@@ -40,6 +41,9 @@ QString CliArgs::helpText()
         "      --exclude GLOB      skip files and folders whose name matches, repeatable\n"
         "      --max-file-size N   skip larger files (bytes; K, M, G suffixes)\n"
         "  -L, --follow-symlinks   follow symbolic links (loops are detected)\n"
+        "      --shard K/N         scan only the K-th of N parts of the files (K from 1 to N), chosen by a\n"
+        "                          stable hash of each path; with --json the output starts with a \"shard\"\n"
+        "                          record, and `merge` joins the N outputs into one scan's records\n"
         "Engine and launch parameters:\n"
         "      --engine E          auto (default: a hardware GPU when one offers compute, else the CPU,\n"
         "                          with a notice), gpu (any device, Mesa's software Vulkan too) or cpu\n"
@@ -61,6 +65,11 @@ QString CliArgs::helpText()
         "      --fixed-batches     every batch of --batch-bytes, also the first and the last ones\n"
         "      --segment-bytes N   bytes per work item of bounded patterns (default 256K on the CPU,\n"
         "                          4K on a GPU, 15K on Mesa's software Vulkan)\n"
+        "\n"
+        "Merge (the --json outputs of the N parts of a sharded scan):\n"
+        "  FILE...                 every part's output, in any order: the records of one scan of all the\n"
+        "                          files, in the walk's order, problems and rejections once, one summary\n"
+        "                          summed (wall_ms: the longest part's); fails naming a missing or cut part\n"
         "\n"
         "Dump (module data, as yara -D prints it):\n"
         "  -m, --module M          pe, elf, math, hash, dotnet, time, console, magic, macho or dex,\n"
@@ -169,6 +178,20 @@ QString CliArgs::setThreads(const char *option, const char *v)
     return {};
 }
 
+QString CliArgs::setShard(const char *v)
+{
+    const QList<QByteArray> parts = QByteArray(v).split('/');
+    bool okK = false, okN = false;
+    const int k = parts.size() == 2 ? parts[0].toInt(&okK) : 0;
+    const int n = parts.size() == 2 ? parts[1].toInt(&okN) : 0;
+    if (!okK || !okN || n < 1 || k < 1 || k > n)
+        return QStringLiteral("--shard needs K/N with 1 <= K <= N, not '%1'").arg(QString::fromLocal8Bit(v));
+    walk.shardIndex = k - 1;
+    walk.shardCount = n;
+    sharded = true;
+    return {};
+}
+
 QString CliArgs::parseAttached(char option, const char *v)
 {
     if (option == 'd')
@@ -234,6 +257,10 @@ bool CliArgs::parseScanOption(CliArgReader &in, const char *a, QString *err)
         *err = in.sizeValue(a, &walk.maxFileSize);
     } else if (optionIs(a, "-L", "--follow-symlinks")) {
         walk.followSymlinks = true;
+    } else if (optionIs(a, nullptr, "--shard")) {
+        *err = in.value(a, &v);
+        if (v)
+            *err = setShard(v);
     } else if (optionIs(a, nullptr, "--gpu-dfas")) {
         fullDfas = true;
     } else if (optionIs(a, nullptr, "--engine")) {
@@ -289,6 +316,11 @@ QString CliArgs::check()
     if (command == QLatin1String("dump")) {
         if (paths.isEmpty())
             return QStringLiteral("no file to dump given");
+        return {};
+    }
+    if (command == QLatin1String("merge")) {
+        if (paths.isEmpty())
+            return QStringLiteral("no output to merge given: the --json outputs of a scan's --shard parts");
         return {};
     }
     if (!modules.isEmpty())

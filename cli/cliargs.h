@@ -34,6 +34,7 @@ struct CliArgs
     bool fixedBatches = false;
     bool validation = false;
     bool fullDfas = false; ///< --gpu-dfas
+    bool sharded = false;  ///< --shard K/N given (walk.shardIndex, walk.shardCount)
     Hitscope::WalkOptions walk;
     Hitscope::LaunchParams params;
     bool help = false;
@@ -49,6 +50,7 @@ private:
     QString parseAttached(char option, const char *value);
     QString addDefine(const char *definition);
     QString setThreads(const char *option, const char *value);
+    QString setShard(const char *value);
     /// What the options ask for, checked as a whole.
     QString check();
 };

@@ -6,6 +6,7 @@
 #include "cliargs.h"
 #include "dumpcommand.h"
 #include "gpusupport.h"
+#include "mergecommand.h"
 #include "scancommand.h"
 #include "util/heaptuning.h"
 #include "util/openfilelimit.h"
@@ -19,7 +20,8 @@ int main(int argc, char **argv)
     // The GPU needs a QGuiApplication (QVulkanInstance), on our headless platform when there is no display; it
     // comes with the GPU module, which a CPU scan never opens (it starts faster without Qt GUI's libraries).
     const bool gpu = error.isEmpty() && !args.help && !args.version
-        && (args.command == QLatin1String("devices") || args.engine != Hitscope::EngineChoice::Cpu);
+        && (args.command == QLatin1String("devices")
+            || (args.command == QLatin1String("scan") && args.engine != Hitscope::EngineChoice::Cpu));
     QString gpuError;
     GpuSupport *support = gpu ? GpuSupport::load(&gpuError) : nullptr;
     std::unique_ptr<QCoreApplication> app;
@@ -51,5 +53,7 @@ int main(int argc, char **argv)
     }
     if (args.command == QLatin1String("dump"))
         return runDumpCommand(args);
+    if (args.command == QLatin1String("merge"))
+        return runMergeCommand(args);
     return runScanCommand(args);
 }

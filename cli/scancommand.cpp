@@ -124,6 +124,8 @@ int runScanCommand(const CliArgs &args)
     Setup setup;
     setUp(args, setup);
     OutputBuffer out;
+    if (args.json && args.sharded)
+        RecordWriter::shard(out.buf(), args.walk.shardIndex + 1, args.walk.shardCount, args.paths);
     if (const std::optional<int> exit = reportRules(args, setup.rules, out))
         return *exit;
     QFile telemetry;

@@ -124,6 +124,18 @@ void RecordWriter::summary(std::string &out, const Summary &s)
     out += ",\"exit_code\":" + std::to_string(s.exitCode) + "}\n";
 }
 
+void RecordWriter::shard(std::string &out, int index, int count, const QByteArrayList &paths)
+{
+    out += "{\"type\":\"shard\",\"index\":" + std::to_string(index) + ",\"count\":" + std::to_string(count)
+        + ",\"paths\":[";
+    for (qsizetype i = 0; i < paths.size(); ++i) {
+        if (i)
+            out += ',';
+        appendJsonString(out, paths[i]);
+    }
+    out += "]}\n";
+}
+
 void RecordWriter::yaraString(std::string &out, int64_t offset, const QString &id, const QByteArray &data, bool hex)
 {
     char head[32];

@@ -184,6 +184,9 @@ private:
 
     void nonFolder(const QByteArray &path, const struct stat &st, bool viaLink)
     {
+        // Before anything is reported of it: a path's problems are its own part's.
+        if (m_options.shardCount > 1 && FileWalker::shardOf(path, m_options.shardCount) != m_options.shardIndex)
+            return;
         if (!S_ISREG(st.st_mode)) {
             problem(path, notRegularReason(st.st_mode));
             return;
@@ -243,6 +246,14 @@ FileWalker::FileWalker(WalkOptions options)
 void FileWalker::setOnEntry(std::function<void()> onEntry)
 {
     m_onEntry = std::move(onEntry);
+}
+
+int FileWalker::shardOf(const QByteArray &path, int count)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char c : path)
+        h = (h ^ uint8_t(c)) * 0x100000001b3ull;
+    return count > 1 ? int(h % uint64_t(count)) : 0;
 }
 
 void FileWalker::walk(const QByteArrayList &roots, const FileCallback &onFile, const ProblemCallback &onProblem,

@@ -32,6 +32,10 @@ struct WalkOptions
     /// anyway (the scanner's batcher) learns the size there. In a 2-core VM the lstat() per file was 6% of a
     /// scan's CPU time. Ignored with a --max-file-size (maxFileSize >= 0): the limit needs every size.
     bool statRegularFiles = true;
+    /// Only the files of this part of `shardCount` parts (FileWalker::shardOf), 0-based; problems with folders are
+    /// every part's. One part (the default) is every file.
+    int shardIndex = 0;
+    int shardCount = 1;
 };
 
 /**
@@ -56,6 +60,10 @@ public:
     /// path skipped with a reason. Returns early when `cancelled` becomes true.
     void walk(const QByteArrayList &roots, const FileCallback &onFile, const ProblemCallback &onProblem,
               const std::atomic_bool *cancelled = nullptr) const;
+
+    /// The part (0-based, of `count`) a path belongs to: FNV-1a (64 bits) of the path's bytes, modulo `count`.
+    /// Stable across runs and machines for the same path as walked, so that reruns pick the same files.
+    static int shardOf(const QByteArray &path, int count);
 
 private:
     WalkOptions m_options;
