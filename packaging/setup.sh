@@ -9,6 +9,7 @@ packages=(
     qt6-base-dev qt6-base-private-dev qt6-shadertools-dev libqcustomplot-dev
     libvulkan-dev mesa-vulkan-drivers libgl1-mesa-dri vulkan-tools vulkan-validationlayers glslang-tools spirv-tools
     xvfb xauth
+    slurm-wlm munge
     yara libyara-dev libvectorscan-dev liburing-dev
     shim-unsigned libmono-corlib4.5-dll
     appstream

@@ -64,7 +64,7 @@ public:
     /// The next record into line/object; false at the end of the file or, with `error`, on a malformed line.
     bool next(QString *error)
     {
-        line = m_file.readLine();
+        line = readLine();
         ++m_lineNumber;
         if (line.isEmpty()) {
             if (m_file.error() != QFileDevice::NoError)
@@ -73,6 +73,10 @@ public:
         }
         if (!line.endsWith('\n'))
             line += '\n';
+        // A file's records (the bulk, and a match record can be megabytes) are read no further than their type and
+        // file; the rest, and any record written otherwise, are parsed whole.
+        if (quickFields())
+            return true;
         QJsonParseError parseError;
         const QJsonDocument doc = QJsonDocument::fromJson(line, &parseError);
         if (!doc.isObject()) {
@@ -84,6 +88,40 @@ public:
         }
         object = doc.object();
         type = object.value(QLatin1String("type")).toString();
+        file = object.value(QLatin1String("file")).toString().toUtf8();
+        return true;
+    }
+
+    // {"type":"T","file":"F", as RecordWriter begins hit, match, console and problem records.
+    bool quickFields()
+    {
+        static const QByteArray head("{\"type\":\"");
+        static const QByteArray fileKey(",\"file\":");
+        if (!line.startsWith(head))
+            return false;
+        const qsizetype typeEnd = line.indexOf('"', head.size());
+        if (typeEnd < 0)
+            return false;
+        const QByteArray t = line.mid(head.size(), typeEnd - head.size());
+        if (t != "hit" && t != "match" && t != "console" && t != "problem")
+            return false;
+        if (line.mid(typeEnd + 1, fileKey.size()) != fileKey)
+            return false;
+        const qsizetype begin = typeEnd + 1 + fileKey.size();
+        if (begin >= line.size() || line[begin] != '"')
+            return false;
+        qsizetype end = begin + 1;
+        while (end < line.size() && line[end] != '"')
+            end += line[end] == '\\' ? 2 : 1;
+        if (end >= line.size())
+            return false;
+        // The path's JSON string, decoded by the JSON parser (escapes and all).
+        const QJsonDocument doc = QJsonDocument::fromJson('[' + line.mid(begin, end - begin + 1) + ']');
+        if (!doc.isArray())
+            return false;
+        type = QString::fromLatin1(t);
+        file = doc.array().at(0).toString().toUtf8();
+        object = QJsonObject();
         return true;
     }
 
@@ -91,8 +129,9 @@ public:
     QString name() const { return m_file.fileName(); }
 
     QByteArray line;
-    QJsonObject object;
+    QJsonObject object; // the whole record, but for a file's records (quickFields)
     QString type;
+    QByteArray file;
     int index = 0; // 1-based, as the part's record says
     int count = 0;
     QByteArrayList roots;
@@ -101,7 +140,32 @@ public:
     WalkKey key;
 
 private:
+    // QIODevice::readLine goes through the device a few bytes at a time: lines of megabytes took most of a merge.
+    QByteArray readLine()
+    {
+        qsizetype from = m_at; // where the search for the line's end goes on
+        for (;;) {
+            const qsizetype nl = m_buffer.indexOf('\n', from);
+            if (nl >= 0 || m_eof) {
+                const qsizetype end = nl >= 0 ? nl + 1 : m_buffer.size();
+                QByteArray out = m_buffer.mid(m_at, end - m_at);
+                m_at = end;
+                return out;
+            }
+            m_buffer.remove(0, m_at);
+            m_at = 0;
+            from = m_buffer.size();
+            const QByteArray more = m_file.read(qint64(1) << 20);
+            if (more.isEmpty())
+                m_eof = true;
+            m_buffer += more;
+        }
+    }
+
     QFile m_file;
+    QByteArray m_buffer;
+    qsizetype m_at = 0;
+    bool m_eof = false;
     int m_lineNumber = 0;
 };
 
@@ -235,7 +299,7 @@ private:
                              .arg(p.where(), p.type);
                 return false;
             }
-            p.key = walkKey(p.object.value(QLatin1String("file")).toString().toUtf8(), p.roots);
+            p.key = walkKey(p.file, p.roots);
             if (p.type != QLatin1String("problem"))
                 return true;
             // A folder's problem is every part's: kept once.
