@@ -48,6 +48,9 @@ QString CliArgs::helpText()
         "      --engine E          auto (default: a hardware GPU when one offers compute, else the CPU,\n"
         "                          with a notice), gpu (any device, Mesa's software Vulkan too) or cpu\n"
         "      --backend B         GPU backend: vulkan or opengl (default: Vulkan, then OpenGL)\n"
+        "      --devices all|LIST  GPUs to scan on, each on a thread of its own, batches to whichever is free:\n"
+        "                          all (default: every hardware GPU) or device numbers as `devices` lists\n"
+        "                          them, such as 0,1 (a number twice: two device objects on that GPU)\n"
         "      --workgroup-size N  GPU invocations per workgroup: 32, 64, 128, 256 (default) or 512\n"
         "      --worker-groups N   GPU persistent workgroups (default 0: from the device and the queue)\n"
         "      --hit-capacity N    GPU hit ring entries (default 0: automatic; a full ring re-runs the batch)\n"
@@ -279,6 +282,11 @@ bool CliArgs::parseScanOption(CliArgReader &in, const char *a, QString *err)
     } else if (optionIs(a, nullptr, "--segment-bytes")) {
         *err = in.sizeValue(a, &params.segmentBytes);
         segmentBytesSet = true;
+    } else if (optionIs(a, nullptr, "--devices")) {
+        *err = in.value(a, &v);
+        QString why;
+        if (v && !Hitscope::DeviceChoice::parse(QString::fromLocal8Bit(v), &devices, &why))
+            *err = QStringLiteral("--devices: ") + why;
     } else if (optionIs(a, nullptr, "--backend")) {
         *err = in.value(a, &v);
         if (v) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/devicechoice.h"
 #include "engine/launchparams.h"
 #include "engine/enginechoice.h"
 #include "scan/filewalker.h"
@@ -24,6 +25,7 @@ struct CliArgs
     QByteArrayList modules; ///< dump: -m/--module, in order (empty: every module that reads files)
     Hitscope::EngineChoice engine = Hitscope::EngineChoice::Auto;
     QString backend;
+    Hitscope::DeviceChoice devices; ///< --devices (default: every hardware GPU)
     bool printStrings = false;
     bool countOnly = false;
     bool json = false;

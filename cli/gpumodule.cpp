@@ -9,7 +9,7 @@
 #include "gpu/headlessplatform.h"
 #include "gpu/rhidevice.h"
 #include "gpusupport.h"
-#include "session/fallbackengine.h"
+#include "session/devicepool.h"
 
 using namespace Hitscope;
 
@@ -61,7 +61,7 @@ public:
         if (!args.backend.isEmpty())
             parseGpuBackend(args.backend, &options.backend);
         options.validation = args.validation;
-        return FallbackEngine::choose(args.engine == Hitscope::EngineChoice::Gpu, options, notice, error);
+        return DevicePool::choose(args.devices, args.engine == Hitscope::EngineChoice::Gpu, options, notice, error);
     }
 
     int runDevicesCommand(const CliArgs &args) override { return printDevices(args); }

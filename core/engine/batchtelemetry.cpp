@@ -41,6 +41,7 @@ QJsonObject BatchTelemetry::toJson() const
     o[QLatin1String("engine")] = engine;
     o[QLatin1String("backend")] = backend;
     o[QLatin1String("device")] = device;
+    o[QLatin1String("device_slot")] = deviceSlot;
     o[QLatin1String("params_changed")] = paramsChanged;
     return o;
 }

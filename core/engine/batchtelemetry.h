@@ -45,6 +45,7 @@ struct BatchTelemetry
     QString engine;
     QString backend;
     QString device;
+    int deviceSlot = 0; ///< which of the scan's devices ran the batch (--devices: 0 to N-1, in the order listed)
     bool paramsChanged = false; ///< launch parameters differ from the previous batch's
 
     int64_t bytesMoved() const { return bytesUploadedData + bytesUploadedTables + bytesReadBack; }

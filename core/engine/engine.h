@@ -30,6 +30,9 @@ public:
     virtual int scanBuffers() const { return kScanBuffers; }
 
     virtual QString name() const = 0;
+    /// How many scan() calls may run at once, each on a thread of the caller's (a pool of devices: one per
+    /// device). The Scanner then scans that many batches at a time and still reports them in order.
+    virtual int concurrentScans() const { return 1; }
     /// Largest haystack one batch may have on this engine (a GPU binding limit, say).
     virtual int64_t maxBatchBytes() const { return INT64_MAX; }
     /// Batch size that suits this engine when the user chose none.

@@ -600,6 +600,39 @@ int RhiDevice::vulkanDeviceCount(QString *error)
 #endif
 }
 
+std::vector<int> RhiDevice::hardwareVulkanDevices(QString *error)
+{
+    std::vector<int> out;
+    if (!isGuiApplication()) {
+        if (error)
+            *error = noGuiApplicationError();
+        return out;
+    }
+#if QT_CONFIG(vulkan)
+    QVulkanInstance instance;
+    if (!instance.create()) {
+        if (error)
+            *error = QStringLiteral("no Vulkan instance on the Qt platform \"%1\"").arg(QGuiApplication::platformName());
+        return out;
+    }
+    QVulkanFunctions *f = instance.functions();
+    uint32_t count = 0;
+    f->vkEnumeratePhysicalDevices(instance.vkInstance(), &count, nullptr);
+    std::vector<VkPhysicalDevice> devices(count);
+    f->vkEnumeratePhysicalDevices(instance.vkInstance(), &count, devices.data());
+    for (uint32_t i = 0; i < count; ++i) {
+        VkPhysicalDeviceProperties props {};
+        f->vkGetPhysicalDeviceProperties(devices[i], &props);
+        if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)
+            out.push_back(int(i));
+    }
+#else
+    if (error)
+        *error = QStringLiteral("this Qt was built without Vulkan");
+#endif
+    return out;
+}
+
 QList<GpuDeviceInfo> RhiDevice::enumerate(bool runSelfTest, bool validation)
 {
     // One entry per Vulkan physical device (or one saying why there is none), then OpenGL.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include <QList>
 #include <QString>
@@ -93,6 +94,9 @@ public:
 
     /// The number of Vulkan physical devices, or -1 (and `error`) when there is no Vulkan instance.
     static int vulkanDeviceCount(QString *error = nullptr);
+    /// The Vulkan physical devices that are not software renderers (Mesa's lavapipe reports itself a CPU), by
+    /// index, without creating a device on any.
+    static std::vector<int> hardwareVulkanDevices(QString *error = nullptr);
 
     /// A fallback surface for OpenGL devices made on another thread. Call on the GUI thread only; delete it
     /// there, after the device.

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <span>
 #include <thread>
 
@@ -362,8 +363,115 @@ void Scanner::tracePipeline(const Run &run, const Scanned &job, const FileAssemb
         trace.longest.ends, static_cast<long long>(trace.longest.fileSize));
 }
 
+// Several batches at once, one per lane (Engine::concurrentScans(): a pool of devices). Lanes take the batches in
+// order; a batch whose first file goes on from the batch before waits for that batch's carried states; scanned
+// batches go on to the starts in order. After a failure no later batch is reported: its files may have chunks in
+// the batch that failed.
+void Scanner::scanConcurrently(Run &run, int lanes)
+{
+    const size_t numUnbounded = m_catalog.unboundedGroups();
+    struct Order
+    {
+        std::mutex take; // batches are taken one lane at a time, in order
+        std::mutex mutex;
+        std::condition_variable changed;
+        int64_t taken = 0;
+        int64_t published = 0;
+        int64_t failedAt = INT64_MAX;
+        std::map<int64_t, std::unique_ptr<Scanned>> done;          // null: not scanned
+        std::map<int64_t, std::unique_ptr<FileBatch>> unscanned;   // goes back once it is its turn
+        std::map<int64_t, std::vector<uint32_t>> carry;            // the states carried into that batch
+    } order;
+    // With order.mutex held.
+    auto publish = [&](int64_t seq, std::unique_ptr<Scanned> job, std::unique_ptr<FileBatch> unscanned) {
+        if (unscanned)
+            order.unscanned.emplace(seq, std::move(unscanned));
+        order.done.emplace(seq, std::move(job));
+        for (auto it = order.done.begin(); it != order.done.end() && it->first == order.published;
+             it = order.done.erase(it)) {
+            if (it->second && it->first < order.failedAt)
+                run.scanned.push(std::move(it->second));
+            else if (it->second)
+                run.empty.push(std::move(it->second->batch));
+            if (auto u = order.unscanned.find(it->first); u != order.unscanned.end()) {
+                run.empty.push(std::move(u->second));
+                order.unscanned.erase(u);
+            }
+            ++order.published;
+        }
+        order.changed.notify_all();
+    };
+    auto lane = [&] {
+        for (;;) {
+            std::unique_ptr<FileBatch> batch;
+            int64_t seq = 0;
+            {
+                std::lock_guard take(order.take);
+                batch = run.full.pop();
+                seq = order.taken++;
+            }
+            if (!batch)
+                return;
+            std::vector<uint32_t> carry(numUnbounded, 0);
+            const bool continues = numUnbounded > 0 && !batch->files.empty() && !batch->files.front().firstChunk;
+            std::unique_lock lock(order.mutex);
+            if (continues)
+                order.changed.wait(lock, [&] { return order.carry.count(seq) || m_cancel; });
+            if (m_cancel || (continues && !order.carry.count(seq))) {
+                publish(seq, nullptr, std::move(batch));
+                continue;
+            }
+            if (continues) {
+                carry = std::move(order.carry[seq]);
+                order.carry.erase(seq);
+            }
+            lock.unlock();
+            auto job = std::make_unique<Scanned>();
+            job->params = currentParams();
+            job->began = Clock::now();
+            QString error;
+            const bool ok = m_engine.scan(*batch, m_catalog, job->params, carry, job->result, &error);
+            job->engineMs = msSince(job->began);
+            lock.lock();
+            if (!ok) {
+                if (seq < order.failedAt) {
+                    order.failedAt = seq;
+                    run.summary.error = error;
+                }
+                run.engineFailed = true;
+                m_cancel = true;
+                publish(seq, nullptr, std::move(batch));
+                continue;
+            }
+            const BatchFile &last = batch->files.back();
+            if (numUnbounded > 0 && !last.failed && !last.lastChunk)
+                order.carry[seq + 1] = std::vector<uint32_t>(
+                    job->result.carryOut.end() - ptrdiff_t(numUnbounded), job->result.carryOut.end());
+            job->batch = std::move(batch);
+            publish(seq, std::move(job), nullptr);
+        }
+    };
+    {
+        const LaunchParams p = currentParams();
+        m_engine.prepare(m_catalog, p, std::min(p.batchBytes, m_engine.maxBatchBytes()));
+    }
+    std::vector<std::thread> threads;
+    for (int k = 1; k < lanes; ++k)
+        threads.emplace_back([&, k] {
+            nameThisThread("hs-lane-" + std::to_string(k));
+            lane();
+        });
+    lane();
+    for (std::thread &t : threads)
+        t.join();
+}
+
 void Scanner::scanBatches(Run &run)
 {
+    if (m_engine.concurrentScans() > 1) {
+        scanConcurrently(run, m_engine.concurrentScans());
+        return;
+    }
     const size_t numUnbounded = m_catalog.unboundedGroups();
     std::vector<uint32_t> carry;
     {

@@ -99,6 +99,7 @@ private:
     void readBatches(Run &run, const QByteArrayList &paths, const WalkOptions &walk, std::unique_ptr<WalkAhead> walked);
     void prepareBatches(Run &run);
     void scanBatches(Run &run);
+    void scanConcurrently(Run &run, int lanes);
     void findStarts(Run &run);
     void reportFiles(Run &run);
     /// The batcher's sizes and threads from the launch parameters, when they changed since `seenVersion`.

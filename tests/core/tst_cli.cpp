@@ -286,6 +286,36 @@ private Q_SLOTS:
         QCOMPARE(hits, summary.value(QLatin1String("hits")).toInteger());
     }
 
+    void oneDeviceListedTwiceGivesOneDevicesOutput()
+    {
+        // --devices with lavapipe twice: two device objects, the same lines in the same order as one device, and
+        // the telemetry names the device of each batch.
+        const QStringList common { QStringLiteral("scan"), QStringLiteral("-s"), QStringLiteral("--engine"),
+                                   QStringLiteral("gpu"), QStringLiteral("--batch-bytes"), QStringLiteral("128K"),
+                                   QStringLiteral("-r"), m_case.literalsFile, QStringLiteral("-r"),
+                                   m_case.regexesFile };
+        QByteArray one, two, err;
+        const int rc = TestUtil::runCli(common + QStringList { m_case.dir }, &one, &err);
+        if (rc != 0 && err.contains("no GPU"))
+            HITSCOPE_SKIP_WITHOUT_GPU(err.constData());
+        QCOMPARE(rc, 0);
+        const QString tele = m_tmp.path() + QLatin1String("/devices.jsonl");
+        QCOMPARE(TestUtil::runCli(common
+                                      + QStringList { QStringLiteral("--devices"), QStringLiteral("0,0"),
+                                                      QStringLiteral("--telemetry"), tele, m_case.dir },
+                                  &two, &err),
+                 0);
+        QVERIFY(one.count('\n') > 100);
+        QVERIFY(one == two);
+        QFile f(tele);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        std::set<int> slots;
+        for (const QByteArray &l : f.readAll().split('\n'))
+            if (!l.isEmpty())
+                slots.insert(QJsonDocument::fromJson(l).object().value(QLatin1String("device_slot")).toInt(-1));
+        QVERIFY(slots == std::set<int>({ 0, 1 }));
+    }
+
     void devicesSayHowBatchesReachTheGpu()
     {
         // As the README says: every device available lists how batches reach it.
@@ -394,6 +424,10 @@ private Q_SLOTS:
             << QStringLiteral("/nonexistent/rules.txt");
         QTest::addRow("unknown option") << QStringList { QStringLiteral("scan"), QStringLiteral("--frobnicate") }
                                         << QStringLiteral("--frobnicate");
+        QTest::addRow("bad device list") << QStringList { QStringLiteral("scan"), QStringLiteral("--devices"),
+                                                          QStringLiteral("gpu0"), QStringLiteral("r.txt"),
+                                                          QStringLiteral(".") }
+                                         << QStringLiteral("--devices: devices must be 'all' or device numbers");
     }
 
     void argumentErrors()
@@ -409,7 +443,7 @@ private Q_SLOTS:
     {
         QByteArray out;
         QCOMPARE(TestUtil::runCli({ QStringLiteral("--help") }, &out), 0);
-        for (const char *opt : { "--rules", "--engine", "--threads", "--json", "--telemetry", "--batch-bytes", "--fixed-batches",
+        for (const char *opt : { "--rules", "--engine", "--devices", "--shard", "--threads", "--json", "--telemetry", "--batch-bytes", "--fixed-batches",
                                  "--segment-bytes", "--max-file-size", "--exclude", "--include", "Exit status" })
             QVERIFY2(out.contains(opt), opt);
     }
