@@ -97,6 +97,46 @@ BatchCharts::BatchCharts(const TelemetryLog *log, QWidget *parent)
     m_plot->replot();
 }
 
+QCPGraph *BatchCharts::graph(Metric metric, int deviceSlot) const
+{
+    if (deviceSlot <= 0)
+        return m_graphs[metric];
+    return deviceSlot <= m_deviceGraphs.size() ? m_deviceGraphs[deviceSlot - 1][metric] : nullptr;
+}
+
+QCPGraph *BatchCharts::graphFor(Metric metric, int deviceSlot)
+{
+    if (deviceSlot <= 0)
+        return m_graphs[metric];
+    while (m_deviceGraphs.size() < deviceSlot)
+        m_deviceGraphs.push_back(QVector<QCPGraph *>(NUM_METRICS, nullptr));
+    QCPGraph *&g = m_deviceGraphs[deviceSlot - 1][metric];
+    if (g)
+        return g;
+    const QCPGraph *first = m_graphs[metric];
+    QCPAxisRect *rect = first->keyAxis()->axisRect();
+    // The first device's colour, shaded per device, and a marker shape of its own.
+    const QColor color = first->pen().color().darker(100 + 40 * deviceSlot);
+    g = addGraph(rect, tr("%1, device %2").arg(first->name()).arg(deviceSlot), color);
+    static const QCPScatterStyle::ScatterShape shapes[] = { QCPScatterStyle::ssSquare, QCPScatterStyle::ssTriangle,
+                                                            QCPScatterStyle::ssDiamond, QCPScatterStyle::ssCross };
+    g->setScatterStyle(QCPScatterStyle(shapes[(deviceSlot - 1) % 4], color, color, 5));
+    QCPLegend *legend = nullptr;
+    for (int i = 0; i < rect->insetLayout()->elementCount() && !legend; ++i)
+        legend = qobject_cast<QCPLegend *>(rect->insetLayout()->elementAt(i));
+    if (!legend) {
+        legend = new QCPLegend;
+        rect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
+        legend->setLayer(QStringLiteral("legend"));
+        legend->setIconSize(14, 8);
+        legend->setBorderPen(Qt::NoPen);
+        legend->setBrush(QColor(255, 255, 255, 170));
+        legend->addItem(new QCPPlottableLegendItem(legend, m_graphs[metric]));
+    }
+    legend->addItem(new QCPPlottableLegendItem(legend, g));
+    return g;
+}
+
 QCPAxisRect *BatchCharts::addPanel(const QString &title)
 {
     auto *rect = new QCPAxisRect(m_plot);
@@ -160,13 +200,15 @@ void BatchCharts::addBatch(const BatchTelemetry &t)
 {
     const double key = t.index;
     constexpr double mib = 1 << 20;
-    m_graphs[Occupancy]->addData(key, t.occupancy * 100);
-    m_graphs[BytesUp]->addData(key, double(t.bytesUploadedData + t.bytesUploadedTables) / mib);
-    m_graphs[BytesDown]->addData(key, double(t.bytesReadBack) / mib);
-    m_graphs[HitDensity]->addData(key, t.hitDensity());
-    m_graphs[Throughput]->addData(key, t.throughputGBs());
-    m_graphs[GpuTime]->addData(key, t.gpuMs);
-    m_graphs[WallTime]->addData(key, t.wallMs);
+    // A series per device: which device ran which batch, and how each does.
+    const int slot = t.deviceSlot;
+    graphFor(Occupancy, slot)->addData(key, t.occupancy * 100);
+    graphFor(BytesUp, slot)->addData(key, double(t.bytesUploadedData + t.bytesUploadedTables) / mib);
+    graphFor(BytesDown, slot)->addData(key, double(t.bytesReadBack) / mib);
+    graphFor(HitDensity, slot)->addData(key, t.hitDensity());
+    graphFor(Throughput, slot)->addData(key, t.throughputGBs());
+    graphFor(GpuTime, slot)->addData(key, t.gpuMs);
+    graphFor(WallTime, slot)->addData(key, t.wallMs);
     if (t.paramsChanged && m_points > 0)
         addMarker(key);
     m_lastKey = std::max(m_lastKey, key);
@@ -175,6 +217,10 @@ void BatchCharts::addBatch(const BatchTelemetry &t)
     const double oldest = m_lastKey - kWindow;
     for (QCPGraph *g : m_graphs)
         g->data()->removeBefore(oldest);
+    for (const auto &row : std::as_const(m_deviceGraphs))
+        for (QCPGraph *g : row)
+            if (g)
+                g->data()->removeBefore(oldest);
     while (!m_markers.isEmpty() && m_markers.first().key < oldest) {
         for (QCPAbstractItem *item : std::as_const(m_markers.first().items))
             m_plot->removeItem(item);
@@ -187,6 +233,20 @@ void BatchCharts::clear()
 {
     for (QCPGraph *g : m_graphs)
         g->data()->clear();
+    // The next scan may run on other devices.
+    for (const auto &row : std::as_const(m_deviceGraphs)) {
+        for (QCPGraph *g : row) {
+            if (!g)
+                continue;
+            // Legends of our own (inset in a panel) are not the plot's: their items go first.
+            QCPLayoutInset *inset = g->keyAxis()->axisRect()->insetLayout();
+            for (int i = 0; i < inset->elementCount(); ++i)
+                if (auto *legend = qobject_cast<QCPLegend *>(inset->elementAt(i)))
+                    legend->removeItem(legend->itemWithPlottable(g));
+            m_plot->removeGraph(g);
+        }
+    }
+    m_deviceGraphs.clear();
     for (const Marker &m : std::as_const(m_markers)) {
         for (QCPAbstractItem *item : m.items)
             m_plot->removeItem(item);

@@ -37,6 +37,9 @@ public:
     int pointCount() const { return m_points; }
     int markerCount() const { return m_markerCount; }
     QCPGraph *graph(Metric metric) const { return m_graphs[metric]; }
+    /// The series of the device in that slot (BatchTelemetry::deviceSlot; one per device of a --devices scan),
+    /// null until it ran a batch. Slot 0's is graph(metric).
+    QCPGraph *graph(Metric metric, int deviceSlot) const;
     QCustomPlot *plot() const { return m_plot; }
 
     /// Asks for OpenGL drawing (off by default). Returns whether the plot now draws with OpenGL; false, with
@@ -58,6 +61,7 @@ private:
     void addBatch(const BatchTelemetry &telemetry);
     void clear();
     QCPAxisRect *addPanel(const QString &title);
+    QCPGraph *graphFor(Metric metric, int deviceSlot);
     QCPGraph *addGraph(QCPAxisRect *rect, const QString &name, const QColor &color);
     void addMarker(double key);
     void scheduleReplot();
@@ -70,6 +74,7 @@ private:
     QCustomPlot *m_plot = nullptr;
     QVector<QCPAxisRect *> m_rects;
     QCPGraph *m_graphs[NUM_METRICS] = {};
+    QVector<QVector<QCPGraph *>> m_deviceGraphs; // slot 1 on, per metric (null until that device ran a batch)
     QVector<Marker> m_markers;
     QTimer *m_replotTimer = nullptr;
     QElapsedTimer m_sinceReplot;

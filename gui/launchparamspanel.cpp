@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QRegularExpression>
 #include <QSpinBox>
 
@@ -123,11 +124,18 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
     m_hitCapacity->setSpecialValueText(tr("Automatic"));
     m_hitCapacity->setToolTip(tr("GPU hit ring entries; a full ring re-runs the batch"));
 
+    m_devices = new QLineEdit(QStringLiteral("all"), this);
+    m_devices->setObjectName(QStringLiteral("devicesEdit"));
+    m_devices->setPlaceholderText(QStringLiteral("all"));
+    m_devices->setToolTip(tr("The GPUs to scan on, each on a thread of its own, batches dealt to whichever is free: "
+                             "all (every hardware GPU) or device numbers as hitscope-cli devices lists them, such "
+                             "as 0,1. A number twice makes two device objects on that GPU."));
     auto *form = new QFormLayout(this);
     form->setContentsMargins(0, 0, 0, 0);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     form->addRow(tr("Engine:"), m_engine);
     form->addRow(tr("Backend:"), m_backend);
+    form->addRow(tr("Devices:"), m_devices);
     form->addRow(QString(), m_active);
     form->addRow(tr("Workgroup size:"), m_workgroupSize);
     form->addRow(tr("Worker groups:"), m_workerGroups);
@@ -143,6 +151,15 @@ LaunchParamsPanel::LaunchParamsPanel(QWidget *parent)
         Q_EMIT engineChanged(engine());
     });
     connect(m_backend, &QComboBox::currentIndexChanged, this, [this] { Q_EMIT backendChanged(backend()); });
+    connect(m_devices, &QLineEdit::textChanged, this, [this] {
+        DeviceChoice choice;
+        QString why;
+        const bool ok = DeviceChoice::parse(m_devices->text(), &choice, &why);
+        m_devices->setStyleSheet(ok ? QString() : QStringLiteral("color: #c0392b"));
+        m_devices->setStatusTip(ok ? QString() : why);
+        if (ok)
+            Q_EMIT devicesChanged(m_devices->text().trimmed());
+    });
     updateEnabled();
 
     connect(m_workgroupSize, &QComboBox::currentIndexChanged, this, &LaunchParamsPanel::emitChanged);
@@ -192,6 +209,24 @@ GpuBackend LaunchParamsPanel::backend() const
     return m_backend->currentData().value<GpuBackend>();
 }
 
+DeviceChoice LaunchParamsPanel::devices() const
+{
+    DeviceChoice choice;
+    QString ignored;
+    DeviceChoice::parse(m_devices->text(), &choice, &ignored);
+    return choice;
+}
+
+QString LaunchParamsPanel::devicesText() const
+{
+    return m_devices->text().trimmed();
+}
+
+void LaunchParamsPanel::setDevicesText(const QString &text)
+{
+    m_devices->setText(text);
+}
+
 void LaunchParamsPanel::setBackend(GpuBackend backend)
 {
     const int i = m_backend->findData(QVariant::fromValue(backend));
@@ -211,6 +246,7 @@ void LaunchParamsPanel::updateEnabled()
     // The device is made when a scan starts: engine and backend cannot change under a running scan.
     m_engine->setEnabled(!m_running);
     m_backend->setEnabled(!m_running && engine() != EngineChoice::Cpu);
+    m_devices->setEnabled(!m_running && engine() != EngineChoice::Cpu);
 }
 
 void LaunchParamsPanel::setActiveEngine(const QString &description)

@@ -3,11 +3,13 @@
 
 #include <QWidget>
 
+#include "engine/devicechoice.h"
 #include "engine/launchparams.h"
 #include "session/scanjob.h"
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QSpinBox;
 
 namespace Hitscope {
@@ -27,6 +29,11 @@ public:
     GpuBackend backend() const;
     /// Null (a test device) is shown as Auto.
     void setBackend(GpuBackend backend);
+    /// The GPU devices to scan on ("all", or device numbers as `hitscope-cli devices` lists them); a list that
+    /// does not parse counts as all, and the field says why.
+    DeviceChoice devices() const;
+    QString devicesText() const;
+    void setDevicesText(const QString &text);
     /// Locks what a running scan cannot change.
     void setScanRunning(bool running);
     /// What the running scan actually uses ("CPU, 2 threads", "Vulkan on …"), shown under the combos.
@@ -36,6 +43,7 @@ Q_SIGNALS:
     void paramsChanged(const Hitscope::LaunchParams &params);
     void engineChanged(Hitscope::EngineChoice engine);
     void backendChanged(Hitscope::GpuBackend backend);
+    void devicesChanged(const QString &text);
 
 private:
     void emitChanged();
@@ -43,6 +51,7 @@ private:
 
     QComboBox *m_engine = nullptr;
     QComboBox *m_backend = nullptr;
+    QLineEdit *m_devices = nullptr;
     QLabel *m_active = nullptr;
     QComboBox *m_workgroupSize = nullptr;
     QSpinBox *m_workerGroups = nullptr;

@@ -43,10 +43,14 @@ int main(int argc, char **argv)
         QStringLiteral("backend"),
         QApplication::translate("main", "GPU backend: auto (default: Vulkan, then OpenGL), vulkan or opengl."),
         QStringLiteral("B"), QStringLiteral("auto"));
+    const QCommandLineOption devices(
+        QStringLiteral("devices"),
+        QApplication::translate("main", "GPUs to scan on: all (default: every hardware GPU) or device numbers, such as 0,1."),
+        QStringLiteral("LIST"), QStringLiteral("all"));
     const QCommandLineOption measureLatency(
         QStringLiteral("measure-latency"),
         QApplication::translate("main", "Print the GUI thread's event-loop latency during a scan to stdout when it ends."));
-    parser.addOptions({rules, scan, engine, backend, measureLatency});
+    parser.addOptions({rules, scan, engine, backend, devices, measureLatency});
     parser.addPositionalArgument(QStringLiteral("PATH"), QApplication::translate("main", "Folders or files to scan."),
                                  QStringLiteral("[PATH...]"));
     parser.process(app);
@@ -72,6 +76,15 @@ int main(int argc, char **argv)
         }
     }
 
+    if (parser.isSet(devices)) {
+        Hitscope::DeviceChoice choice;
+        QString why;
+        if (!Hitscope::DeviceChoice::parse(parser.value(devices), &choice, &why)) {
+            std::fprintf(stderr, "hitscope: --devices: %s\n", qPrintable(why));
+            return 1;
+        }
+    }
+
     // The last session's setup, unless the command line says otherwise (--rules, --engine, --backend and PATHs win).
     // Read before the window exists: its change signals write the settings back as they are restored.
     const QVector<Hitscope::RuleFileSetting> savedRules = settings->ruleFiles();
@@ -81,6 +94,8 @@ int main(int argc, char **argv)
     window.launchParamsPanel()->setParams(savedParams);
     window.launchParamsPanel()->setEngine(engineChoice);
     window.launchParamsPanel()->setBackend(backendChoice);
+    if (parser.isSet(devices))
+        window.launchParamsPanel()->setDevicesText(parser.value(devices));
     if (parser.isSet(rules)) {
         window.ruleSetPanel()->addRuleFiles(parser.values(rules));
     } else {

@@ -104,6 +104,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_params, &LaunchParamsPanel::paramsChanged, settings, &Settings::setLaunchParams);
     connect(m_params, &LaunchParamsPanel::engineChanged, settings, &Settings::setEngine);
     connect(m_params, &LaunchParamsPanel::backendChanged, settings, &Settings::setBackend);
+    m_params->setDevicesText(settings->devices());
+    connect(m_params, &LaunchParamsPanel::devicesChanged, settings, &Settings::setDevices);
     connect(m_rules, &RuleSetPanel::ruleFilesChanged, settings,
             [this] { Settings::instance()->setRuleFiles(ruleFileSettings(m_rules)); });
     m_rules->setExternalsText(settings->externals());
@@ -546,6 +548,7 @@ bool MainWindow::onScan()
     m_elapsed.start();
     setRunning(true);
     m_job->setExternals(m_rules->externals());
+    m_job->setDevices(m_params->devices());
     m_job->start(usableRules, targets, WalkOptions(), m_params->params(), m_params->engine(), m_params->backend());
     return true;
 }

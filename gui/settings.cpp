@@ -22,6 +22,7 @@ constexpr Key<QString> kExternals{"RuleSets/externals"};
 constexpr Key<QStringList> kRuleFilesDisabled{"RuleSets/disabled"};
 constexpr Key<QString> kEngine{"Engine/choice"};
 constexpr Key<QString> kBackend{"Engine/backend"};
+constexpr Key<QString> kDevices{"Engine/devices"};
 constexpr Key<bool> kChartsOpenGl{"Charts/openGl"};
 constexpr Key<qlonglong> kBatchBytes{"LaunchParams/batchBytes"};
 constexpr Key<qlonglong> kSegmentBytes{"LaunchParams/segmentBytes"};
@@ -113,6 +114,7 @@ void Settings::reload()
     for (const QString &path : read(s, kRuleFilePaths, QStringList()))
         m_ruleFiles.push_back({path, !disabled.contains(path)});
     m_externals = read(s, kExternals, QString());
+    m_devices = read(s, kDevices, QStringLiteral("all"));
 
     const LaunchParams d = defaultLaunchParams();
     LaunchParams p;
@@ -157,6 +159,17 @@ void Settings::addRecentFolder(const QString &folder)
     QStringList folders = m_recentFolders;
     folders.prepend(QDir::cleanPath(folder));
     setRecentFolders(folders);
+}
+
+void Settings::setDevices(const QString &devices)
+{
+    if (devices == m_devices)
+        return;
+    m_devices = devices;
+    QSettings s = openSettings();
+    write(s, kDevices, devices);
+    syncChecked(s, "the GPU devices");
+    Q_EMIT devicesChanged(devices);
 }
 
 void Settings::setExternals(const QString &externals)

@@ -42,6 +42,9 @@ public:
     /// The YARA external variables as the rule-set panel shows them ("name=value; other=1").
     QString externals() const { return m_externals; }
     void setExternals(const QString &externals);
+    /// The GPU devices a scan uses, as --devices takes them ("all", "0,1").
+    QString devices() const { return m_devices; }
+    void setDevices(const QString &devices);
 
     LaunchParams launchParams() const { return m_launchParams; }
     /// A new user's launch parameters: batch and segment sizes automatic (0), chosen by the engine when a scan
@@ -68,6 +71,7 @@ Q_SIGNALS:
     void recentFoldersChanged(const QStringList &folders);
     void ruleFilesChanged();
     void externalsChanged(const QString &externals);
+    void devicesChanged(const QString &devices);
     void launchParamsChanged(const Hitscope::LaunchParams &params);
     void engineChanged(Hitscope::EngineChoice engine);
     void backendChanged(Hitscope::GpuBackend backend);
@@ -79,6 +83,7 @@ private:
     QStringList m_recentFolders;
     QVector<RuleFileSetting> m_ruleFiles;
     QString m_externals;
+    QString m_devices = QStringLiteral("all");
     LaunchParams m_launchParams;
     EngineChoice m_engine = EngineChoice::Auto;
     GpuBackend m_backend = GpuBackend::Auto;

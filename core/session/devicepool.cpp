@@ -93,6 +93,14 @@ QString DevicePool::name() const
     return m_devices.front()->engine->name();
 }
 
+QString DevicePool::description() const
+{
+    QStringList names;
+    for (const auto &d : m_devices)
+        names.push_back(QStringLiteral("%1 (%2)").arg(d->engine->gpu().device().deviceName()).arg(d->vulkanIndex));
+    return QStringLiteral("%1 devices: %2").arg(devices()).arg(names.join(QLatin1String(", ")));
+}
+
 int DevicePool::scanBuffers() const
 {
     // One filling, one being prepared, one on each device, one queued, one whose starts are found, one resolved.

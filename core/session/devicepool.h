@@ -41,6 +41,8 @@ public:
     ~DevicePool() override;
 
     int devices() const { return int(m_devices.size()); }
+    /// "2 devices: NVIDIA H200 (0), NVIDIA H200 (1)", for people.
+    QString description() const;
 
     QString name() const override;
     int concurrentScans() const override { return devices(); }

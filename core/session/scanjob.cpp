@@ -23,6 +23,7 @@
 #include "gpu/gpuengine.h"
 #include "report/previewreader.h"
 #include "scan/scanner.h"
+#include "session/devicepool.h"
 #include "session/fallbackengine.h"
 #include "session/rulesetup.h"
 
@@ -47,6 +48,7 @@ struct Request
     GpuBackend backend = GpuBackend::Auto;
     QOffscreenSurface *fallbackSurface = nullptr;
     YaraExternals externals;
+    DeviceChoice devices;
 };
 
 } // namespace
@@ -115,7 +117,7 @@ private:
     static void lowerPriority();
     std::jthread startSizer(const Request &request, int64_t &totalBytes, int &totalFiles);
     void reportRules(const RuleSetup &setup);
-    bool chooseGpu(const Request &request, std::unique_ptr<FallbackEngine> &gpu);
+    bool chooseGpu(const Request &request, std::unique_ptr<Engine> &gpu);
     static void addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed, QVector<HitRow> &rows);
     void finish(const ScanSummary &summary, const QString &stopped);
 
@@ -168,13 +170,13 @@ void ScanJob::Worker::reportRules(const RuleSetup &setup)
 }
 
 // False after a fail(): no GPU engine, where one was asked for.
-bool ScanJob::Worker::chooseGpu(const Request &request, std::unique_ptr<FallbackEngine> &gpu)
+bool ScanJob::Worker::chooseGpu(const Request &request, std::unique_ptr<Engine> &gpu)
 {
     RhiDeviceOptions options;
     options.backend = request.backend;
     options.fallbackSurface = request.fallbackSurface;
     QString notice, error;
-    gpu = FallbackEngine::choose(request.engine == EngineChoice::Gpu, options, &notice, &error);
+    gpu = DevicePool::choose(request.devices, request.engine == EngineChoice::Gpu, options, &notice, &error);
     if (!error.isEmpty()) {
         // RhiDevice's reason already names the backend that was asked for.
         fail(ScanJob::tr("No GPU engine: %1").arg(error));
@@ -256,14 +258,16 @@ void ScanJob::Worker::run(const Request &request)
     }
 
     // The engine is made, used and destroyed on this thread, which so owns the QRhi and its resources.
-    std::unique_ptr<FallbackEngine> gpu;
+    std::unique_ptr<Engine> gpu;
     CpuEngine cpu;
     if (request.engine != EngineChoice::Cpu && !chooseGpu(request, gpu))
         return;
     Engine &engine = gpu ? static_cast<Engine &>(*gpu) : static_cast<Engine &>(cpu);
-    const QString description = gpu
-        ? ScanJob::tr("GPU: %1 (%2)").arg(gpu->gpu().device().deviceName(), gpu->gpu().device().backendName())
-        : ScanJob::tr("CPU");
+    QString description = ScanJob::tr("CPU");
+    if (auto *one = dynamic_cast<FallbackEngine *>(gpu.get()))
+        description = ScanJob::tr("GPU: %1 (%2)").arg(one->gpu().device().deviceName(), one->gpu().device().backendName());
+    else if (auto *pool = dynamic_cast<DevicePool *>(gpu.get()))
+        description = ScanJob::tr("GPU: %1").arg(pool->description());
 
     sizer.join();
     if (m_cancelled) {
@@ -378,9 +382,14 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
     }
     m_running = true;
     m_worker->reset();
-    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface, m_externals };
+    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface, m_externals, m_devices };
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, request] { worker->run(request); }, Qt::QueuedConnection);
+}
+
+void ScanJob::setDevices(const DeviceChoice &devices)
+{
+    m_devices = devices;
 }
 
 void ScanJob::setExternals(const YaraExternals &externals)

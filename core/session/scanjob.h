@@ -9,6 +9,7 @@
 #include <QThread>
 
 #include "engine/batchtelemetry.h"
+#include "engine/devicechoice.h"
 #include "engine/enginechoice.h"
 #include "engine/hit.h"
 #include "engine/launchparams.h"
@@ -58,6 +59,8 @@ public Q_SLOTS:
     void setParams(const Hitscope::LaunchParams &params);
     /// YARA external variables (yara's -d) for the scans started after this call.
     void setExternals(const Hitscope::YaraExternals &externals);
+    /// The GPU devices the next start() uses (default: every hardware GPU; see DevicePool::choose).
+    void setDevices(const Hitscope::DeviceChoice &devices);
     void cancel();
 
 Q_SIGNALS:
@@ -79,6 +82,7 @@ private:
     Worker *m_worker = nullptr;
     bool m_running = false;
     Hitscope::YaraExternals m_externals;
+    Hitscope::DeviceChoice m_devices;
     /// OpenGL fallback surface for a device made on the worker thread: it must come from the GUI thread.
     QOffscreenSurface *m_fallbackSurface = nullptr;
 };

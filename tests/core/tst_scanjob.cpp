@@ -358,6 +358,32 @@ private Q_SLOTS:
         QVERIFY(rec.hitSet() == m_cliHits);
     }
 
+    void twoDeviceObjectsGiveOneDevicesHits()
+    {
+        // The GUI's Devices field with the device twice: two device objects, each on a thread of its own.
+        if (!m_haveVulkan)
+            HITSCOPE_SKIP_WITHOUT_GPU(qPrintable(QStringLiteral("no Vulkan compute device: ") + m_vulkanError));
+        ScanJob job;
+        Recorder rec(job);
+        DeviceChoice devices;
+        QString error;
+        QVERIFY(DeviceChoice::parse(QStringLiteral("0,0"), &devices, &error));
+        job.setDevices(devices);
+        job.start(m_rules, corpus(), {}, m_params, EngineChoice::Gpu, GpuBackend::Vulkan);
+        QTRY_COMPARE_WITH_TIMEOUT(rec.finished.count() + rec.failed.count(), 1, kTimeoutMs);
+        QVERIFY2(rec.failed.isEmpty(), rec.failed.isEmpty() ? "" : qPrintable(rec.failed.at(0).at(0).toString()));
+        const QString description = rec.started.at(0).at(0).toString();
+        QVERIFY2(description.startsWith(QLatin1String("GPU: 2 devices")), qPrintable(description));
+        QVERIFY(rec.hitSet() == m_cliHits);
+        QCOMPARE(int(rec.batches.size()), m_cliBatches);
+        std::set<int> slots;
+        for (size_t i = 0; i < rec.batches.size(); ++i) {
+            QCOMPARE(rec.batches[i].index, int(i)); // in order
+            slots.insert(rec.batches[i].deviceSlot);
+        }
+        QVERIFY(slots == std::set<int>({ 0, 1 }));
+    }
+
     // As the CLI: with --engine auto an unavailable --backend scans on the CPU after a notice that names the
     // backend and why; with --engine gpu it is an error, before any scanning.
     void unavailableBackend_data()

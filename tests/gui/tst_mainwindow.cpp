@@ -7,6 +7,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QJsonDocument>
@@ -152,6 +153,7 @@ private Q_SLOTS:
     void testExportHitsInBackground();
     void testExportCancelledFromTheDialog();
     void testExternalsReachTheRules();
+    void testTwoDevicesOneSeriesEach();
 
 private:
     void prepareScan(const QString &folder, qint64 batchBytes);
@@ -658,4 +660,56 @@ void TestMainWindow::testExternalsReachTheRules()
 }
 
 QTEST_MAIN(TestMainWindow)
+void TestMainWindow::testTwoDevicesOneSeriesEach()
+{
+    // As a user sets it up: the Devices field with a device twice, kept for the next start. (Qt 6.4's offscreen
+    // platform has no Vulkan: tst_scanjob runs the scan itself on two device objects.)
+    LaunchParamsPanel *panel = m_window->launchParamsPanel();
+    panel->setEngine(EngineChoice::Gpu);
+    auto *devices = panel->findChild<QLineEdit *>(QStringLiteral("devicesEdit"));
+    QVERIFY(devices && devices->isEnabled());
+    devices->setText(QStringLiteral("all"));
+    QCOMPARE(Settings::instance()->devices(), QStringLiteral("all"));
+    devices->selectAll();
+    QTest::keyClicks(devices, QStringLiteral("0,0"));
+    QCOMPARE(Settings::instance()->devices(), QStringLiteral("0,0"));
+    QCOMPARE(panel->devices().indices, std::vector<int>({ 0, 0 }));
+    // A list that does not parse is not saved.
+    QTest::keyClicks(devices, QStringLiteral(",x"));
+    QCOMPARE(Settings::instance()->devices(), QStringLiteral("0,0"));
+    devices->setText(QStringLiteral("0,0"));
+    panel->setEngine(EngineChoice::Cpu);
+    QVERIFY(!devices->isEnabled()); // the CPU engine has no devices
+
+    // The charts: a series per device that ran batches, cleared with the scan.
+    BatchCharts *charts = m_window->charts();
+    for (int i = 0; i < 6; ++i) {
+        BatchTelemetry t;
+        t.index = i;
+        t.deviceSlot = i % 3 == 2 ? 1 : 0;
+        t.bytes = 1 << 20;
+        t.wallMs = 5;
+        m_window->telemetryLog()->append(t);
+    }
+    for (int m = 0; m < BatchCharts::NUM_METRICS; ++m) {
+        QCPGraph *second = charts->graph(BatchCharts::Metric(m), 1);
+        QVERIFY(second);
+        QCOMPARE(second->dataCount(), 2);
+        QCOMPARE(charts->graph(BatchCharts::Metric(m), 0)->dataCount(), 4);
+        QVERIFY(second->name().contains(QLatin1String("device 1")));
+    }
+    QVERIFY(!charts->graph(BatchCharts::Occupancy, 2));
+    charts->plot()->replot();
+    m_window->telemetryLog()->clear();
+    QVERIFY(!charts->graph(BatchCharts::Occupancy, 1));
+    QCOMPARE(charts->graph(BatchCharts::Occupancy, 0)->dataCount(), 0);
+    charts->plot()->replot();
+
+    // The next start of the application offers the same devices.
+    MainWindow other;
+    QCOMPARE(other.launchParamsPanel()->devicesText(), QStringLiteral("0,0"));
+    Settings::instance()->setDevices(QStringLiteral("all"));
+    panel->setEngine(EngineChoice::Auto);
+}
+
 #include "tst_mainwindow.moc"
