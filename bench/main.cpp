@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <set>
 
 #include <sys/stat.h>
@@ -29,6 +30,7 @@
 #include "scan/batcher.h"
 #include "peers.h"
 #include "scan/filewalker.h"
+#include "session/devicepool.h"
 #include "session/fallbackengine.h"
 #include "session/rulesetup.h"
 #include "scan/scanner.h"
@@ -48,6 +50,7 @@ void usage()
                "  -d NAME=VALUE        YARA external variable for Hitscope and yara, repeatable (as yara -d)\n"
                "      --engine E       cpu (default) or gpu; gpu also measures the kernel with data resident\n"
                "      --workgroup-size N, --worker-groups N   GPU launch parameters\n"
+               "      --devices LIST   GPUs for the end-to-end scan, as the CLI's --devices (default: all)\n"
                "  -j, --threads N      threads for Hitscope and every peer (default: all cores)\n"
                "      --repeat N       runs of each contender; the best is reported (default 3)\n"
                "      --batch-bytes N, --segment-bytes N   Hitscope launch parameters\n"
@@ -73,6 +76,8 @@ public:
     {
     }
     QString name() const override { return m_inner.name(); }
+    int concurrentScans() const override { return m_inner.concurrentScans(); }
+    int scanBuffers() const override { return m_inner.scanBuffers(); }
     int64_t maxBatchBytes() const override { return m_inner.maxBatchBytes(); }
     int64_t preferredSegmentBytes() const override { return m_inner.preferredSegmentBytes(); }
     void setHostThreads(int threads) override { m_inner.setHostThreads(threads); }
@@ -95,6 +100,7 @@ public:
         QElapsedTimer t;
         t.start();
         const bool ok = m_inner.scan(batch, catalog, params, carryIn, result, error);
+        std::lock_guard lock(m_mutex); // several devices' scans at once
         ms += double(t.nsecsElapsed()) / 1e6;
         return ok;
     }
@@ -102,6 +108,7 @@ public:
 
 private:
     Engine &m_inner;
+    std::mutex m_mutex;
 };
 
 struct Row
@@ -123,6 +130,7 @@ int main(int argc, char **argv)
     QStringList rulesFiles;
     QStringList defines; ///< "-d", "NAME=VALUE" pairs, for yara and hitscope-cli as they are
     bool useGpu = false;
+    DeviceChoice devices;
     bool segmentSet = false;
     bool batchSet = false;
     QString yaraRules, jsonOut, dir;
@@ -168,6 +176,12 @@ int main(int argc, char **argv)
             if (!size(a, &params.segmentBytes))
                 return 1;
             segmentSet = true;
+        } else if (a == QLatin1String("--devices")) {
+            QString why;
+            if (!DeviceChoice::parse(next(), &devices, &why)) {
+                std::fprintf(stderr, "hitscope-bench: --devices: %s\n", qPrintable(why));
+                return 1;
+            }
         } else if (a == QLatin1String("--engine")) {
             // The bench compares one engine with its peers: auto is the GPU here.
             EngineChoice choice = EngineChoice::Cpu;
@@ -366,24 +380,31 @@ int main(int argc, char **argv)
     }
 
     CpuEngine cpuEngine;
-    std::unique_ptr<FallbackEngine> fallbackEngine;
-    GpuEngine *gpuEngine = nullptr;
+    std::unique_ptr<Engine> gpuEngines;
+    GpuEngine *gpuEngine = nullptr; // one device: its kernel is also timed with the data resident
     if (useGpu) {
         QString notice, gpuError;
-        fallbackEngine = FallbackEngine::choose(true, RhiDeviceOptions {}, &notice, &gpuError);
-        if (!fallbackEngine) {
+        gpuEngines = DevicePool::choose(devices, true, RhiDeviceOptions {}, &notice, &gpuError);
+        if (!gpuEngines) {
             std::fprintf(stderr, "hitscope-bench: no GPU engine: %s\n", qPrintable(gpuError));
             return 1;
         }
-        gpuEngine = &fallbackEngine->gpu();
         if (!segmentSet)
-            params.segmentBytes = gpuEngine->preferredSegmentBytes();
+            params.segmentBytes = gpuEngines->preferredSegmentBytes();
         params.timeoutMs = 0;
-        std::printf("gpu: %s (%s); segment %lld bytes, workgroup %d\n", qPrintable(gpuEngine->device().deviceName()),
-                    qPrintable(gpuEngine->device().backendName()), static_cast<long long>(params.segmentBytes),
-                    params.workgroupSize);
+        if (auto *one = dynamic_cast<FallbackEngine *>(gpuEngines.get())) {
+            gpuEngine = &one->gpu();
+            std::printf("gpu: %s (%s); segment %lld bytes, workgroup %d\n",
+                        qPrintable(gpuEngine->device().deviceName()), qPrintable(gpuEngine->device().backendName()),
+                        static_cast<long long>(params.segmentBytes), params.workgroupSize);
+        } else if (auto *pool = dynamic_cast<DevicePool *>(gpuEngines.get())) {
+            std::printf("gpu: %s; segment %lld bytes, workgroup %d (kernel with the data resident: one device, "
+                        "--devices N)\n",
+                        qPrintable(pool->description()), static_cast<long long>(params.segmentBytes),
+                        params.workgroupSize);
+        }
     }
-    Engine &engine = fallbackEngine ? static_cast<Engine &>(*fallbackEngine) : static_cast<Engine &>(cpuEngine);
+    Engine &engine = gpuEngines ? *gpuEngines : static_cast<Engine &>(cpuEngine);
     // As the CLI: the engine's own batch size unless one is given.
     if (!batchSet)
         params.batchBytes = engine.preferredBatchBytes();
