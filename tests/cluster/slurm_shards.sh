@@ -45,7 +45,7 @@ host=$(hostname)
 user=$(id -un)
 cat > "$SLURM_CONF" <<CONF
 ClusterName=hitscope-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$base
 SlurmdPort=$((base + 1))
 SlurmUser=$user
@@ -67,7 +67,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-NodeName=$host CPUs=$(nproc) State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 slurmctld -f "$SLURM_CONF"
