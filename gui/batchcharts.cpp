@@ -86,6 +86,16 @@ BatchCharts::BatchCharts(const TelemetryLog *log, QWidget *parent)
     m_replotTimer->setSingleShot(true);
     connect(m_replotTimer, &QTimer::timeout, this, &BatchCharts::replotNow);
     connect(m_plot, &QCustomPlot::mouseMove, this, &BatchCharts::onMouseMove);
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *event) {
+        QCPAxisRect *rect = m_plot->axisRectAt(event->position());
+        if (!rect)
+            return;
+        const int index = qRound(rect->axis(QCPAxis::atBottom)->pixelToCoord(event->position().x()));
+        if (!m_log->find(index))
+            return;
+        selectBatch(index);
+        Q_EMIT batchSelected(index);
+    });
     m_sinceReplot.start();
 
     auto *layout = new QVBoxLayout(this);
@@ -95,6 +105,28 @@ BatchCharts::BatchCharts(const TelemetryLog *log, QWidget *parent)
     applyPalette();
     updateRanges();
     m_plot->replot();
+}
+
+void BatchCharts::selectBatch(int index)
+{
+    if (m_selection.isEmpty()) {
+        for (QCPAxisRect *rect : std::as_const(m_rects)) {
+            auto *line = new QCPItemStraightLine(m_plot);
+            line->setClipAxisRect(rect);
+            for (QCPItemPosition *p : { line->point1, line->point2 })
+                p->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+            line->setPen(QPen(QColor(0xf1, 0xc4, 0x0f), 2));
+            m_selection.push_back(line);
+        }
+    }
+    m_selected = index;
+    for (QCPAbstractItem *item : std::as_const(m_selection)) {
+        auto *line = static_cast<QCPItemStraightLine *>(item);
+        line->setVisible(index >= 0);
+        line->point1->setCoords(index, 0);
+        line->point2->setCoords(index, 1);
+    }
+    scheduleReplot();
 }
 
 QCPGraph *BatchCharts::graph(Metric metric, int deviceSlot) const
@@ -252,6 +284,7 @@ void BatchCharts::clear()
             m_plot->removeItem(item);
     }
     m_markers.clear();
+    selectBatch(-1);
     m_lastKey = -1;
     m_points = 0;
     m_markerCount = 0;

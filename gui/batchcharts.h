@@ -47,6 +47,16 @@ public:
     /// then keeps drawing in software.
     bool setOpenGl(bool on, QString *why = nullptr);
     bool openGl() const;
+    /// The selected batch, or -1.
+    int selectedBatch() const { return m_selected; }
+
+public Q_SLOTS:
+    /// Marks the batch in every panel (-1: none); does not emit batchSelected().
+    void selectBatch(int index);
+
+Q_SIGNALS:
+    /// A click on a batch in any panel.
+    void batchSelected(int index);
 
 protected:
     void changeEvent(QEvent *event) override;
@@ -76,6 +86,8 @@ private:
     QCPGraph *m_graphs[NUM_METRICS] = {};
     QVector<QVector<QCPGraph *>> m_deviceGraphs; // slot 1 on, per metric (null until that device ran a batch)
     QVector<Marker> m_markers;
+    QVector<QCPAbstractItem *> m_selection; // a line per panel at the selected batch
+    int m_selected = -1;
     QTimer *m_replotTimer = nullptr;
     QElapsedTimer m_sinceReplot;
     double m_lastKey = -1;

@@ -30,6 +30,7 @@
 #include <QVBoxLayout>
 
 #include "batchcharts.h"
+#include "batchtimeline.h"
 #include "dropzone.h"
 #include "formatting.h"
 #include "hexview.h"
@@ -371,6 +372,10 @@ void MainWindow::setupLayout()
     m_params = new LaunchParamsPanel(this);
     m_telemetry = new TelemetryLog(this);
     m_charts = new BatchCharts(m_telemetry, this);
+    m_timeline = new BatchTimeline(m_telemetry, this);
+    // A click on a batch, in the charts or the timeline, selects it in both.
+    connect(m_timeline, &BatchTimeline::batchSelected, m_charts, &BatchCharts::selectBatch);
+    connect(m_charts, &BatchCharts::batchSelected, m_timeline, &BatchTimeline::selectBatch);
     m_hitsView = new HitsView(m_model, this);
     m_problems = new ProblemsPanel(this);
 
@@ -406,7 +411,14 @@ void MainWindow::setupLayout()
     m_tabs->addTab(rulesTable, {});
     m_tabs->addTab(m_problems, {});
 
-    auto *chartsBox = group(tr("Per-batch telemetry"), m_charts);
+    auto *telemetrySplitter = new QSplitter(Qt::Vertical, this);
+    telemetrySplitter->setObjectName(QStringLiteral("telemetrySplitter"));
+    telemetrySplitter->addWidget(m_charts);
+    telemetrySplitter->addWidget(m_timeline);
+    telemetrySplitter->setStretchFactor(0, 3);
+    telemetrySplitter->setStretchFactor(1, 1);
+    telemetrySplitter->setChildrenCollapsible(false);
+    auto *chartsBox = group(tr("Per-batch telemetry"), telemetrySplitter);
     m_rightSplitter = new QSplitter(Qt::Vertical, this);
     m_rightSplitter->setObjectName(QStringLiteral("rightSplitter"));
     m_rightSplitter->addWidget(chartsBox);

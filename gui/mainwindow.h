@@ -22,6 +22,7 @@ class QTimer;
 namespace Hitscope {
 
 class BatchCharts;
+class BatchTimeline;
 class TelemetryLog;
 class DropZone;
 class HitsTableModel;
@@ -47,6 +48,7 @@ public:
     RuleSetPanel *ruleSetPanel() const { return m_rules; }
     LaunchParamsPanel *launchParamsPanel() const { return m_params; }
     BatchCharts *charts() const { return m_charts; }
+    BatchTimeline *timeline() const { return m_timeline; }
     HitsView *hitsView() const { return m_hitsView; }
     HitsTableModel *hitsModel() const { return m_model; }
     RuleSummaryModel *ruleSummaryModel() const { return m_ruleSummary; }
@@ -114,6 +116,7 @@ private:
     RuleSetPanel *m_rules = nullptr;
     LaunchParamsPanel *m_params = nullptr;
     BatchCharts *m_charts = nullptr;
+    BatchTimeline *m_timeline = nullptr;
     HitsView *m_hitsView = nullptr;
     ProblemsPanel *m_problems = nullptr;
     QTabWidget *m_tabs = nullptr;

@@ -3,6 +3,12 @@
 
 namespace Hitscope {
 
+const char *BatchTelemetry::stageKey(StageId stage)
+{
+    static const char *const keys[NUM_STAGES] = { "read", "prepare", "scan", "starts", "resolve" };
+    return keys[stage];
+}
+
 QJsonObject BatchTelemetry::toJson() const
 {
     QJsonObject o;
@@ -43,6 +49,12 @@ QJsonObject BatchTelemetry::toJson() const
     o[QLatin1String("device")] = device;
     o[QLatin1String("device_slot")] = deviceSlot;
     o[QLatin1String("params_changed")] = paramsChanged;
+    // Flat, so that the CSV export has a column each.
+    for (int k = 0; k < NUM_STAGES; ++k) {
+        const QString key = QLatin1String(stageKey(StageId(k)));
+        o[key + QLatin1String("_began_ms")] = stages[k].began;
+        o[key + QLatin1String("_ended_ms")] = stages[k].ended;
+    }
     return o;
 }
 

@@ -47,6 +47,18 @@ struct BatchTelemetry
     QString device;
     int deviceSlot = 0; ///< which of the scan's devices ran the batch (--devices: 0 to N-1, in the order listed)
     bool paramsChanged = false; ///< launch parameters differ from the previous batch's
+    /// When each stage of the batch's path began and ended, in milliseconds since the scan started (the batch
+    /// timeline; docs/architecture.md: the path of one batch). Read: its files read into the buffer; prepare: the
+    /// engine's preparation until queued; scan: the engine's call; starts: the match starts found; resolve: its files
+    /// assembled, decided and reported.
+    struct Stage
+    {
+        double began = 0;
+        double ended = 0;
+    };
+    enum StageId { Read, Prepare, Scan, Starts, Resolve, NUM_STAGES };
+    Stage stages[NUM_STAGES];
+    static const char *stageKey(StageId stage);
 
     int64_t bytesMoved() const { return bytesUploadedData + bytesUploadedTables + bytesReadBack; }
     double hitDensity() const { return bytes > 0 ? double(hits) / (double(bytes) / (1 << 20)) : 0; }

@@ -335,6 +335,12 @@ void Scanner::reportBatch(Run &run, Scanned &job, FileAssembler &files, LaunchPa
     lastDone = now;
     t.readMs = batch.readMs();
     t.bufferWaitMs = batch.bufferWaitMs;
+    auto at = [&](Clock::time_point p) { return std::max(0.0, msBetween(run.t0, p)); };
+    t.stages[BatchTelemetry::Read] = { at(batch.readBegan), at(batch.readEnded) };
+    t.stages[BatchTelemetry::Prepare] = { at(batch.readEnded), at(batch.queued) };
+    t.stages[BatchTelemetry::Scan] = { at(job.began), at(job.began) + job.engineMs };
+    t.stages[BatchTelemetry::Starts] = { at(job.startsBegan), at(job.startsEnded) };
+    t.stages[BatchTelemetry::Resolve] = { at(b0), at(now) };
     if (m_trace)
         tracePipeline(run, job, files, b0, r3, now);
     t.paramsChanged = !(job.params == previous);

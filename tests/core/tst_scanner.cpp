@@ -133,6 +133,14 @@ private Q_SLOTS:
         for (const BatchTelemetry &t : o.batches) {
             bytes += t.bytes;
             hits += t.hits;
+            // The batch timeline: each stage ends after it begins, and follows the one before it on the path.
+            for (int k = 0; k < BatchTelemetry::NUM_STAGES; ++k) {
+                QVERIFY(t.stages[k].ended >= t.stages[k].began);
+                if (k > 0)
+                    QVERIFY2(t.stages[k].began >= t.stages[k - 1].ended - 0.001,
+                             qPrintable(QStringLiteral("batch %1, stage %2").arg(t.index).arg(k)));
+            }
+            QVERIFY(t.stages[BatchTelemetry::Resolve].ended > 0);
         }
         QCOMPARE(bytes, o.summary.bytes);
         QVERIFY(hits >= int64_t(o.hits.size()));

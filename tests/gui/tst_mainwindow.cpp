@@ -26,6 +26,7 @@
 #include <QTest>
 
 #include "batchcharts.h"
+#include "batchtimeline.h"
 #include "dropzone.h"
 #include "hexview.h"
 #include "hitsview.h"
@@ -154,6 +155,7 @@ private Q_SLOTS:
     void testExportCancelledFromTheDialog();
     void testExternalsReachTheRules();
     void testTwoDevicesOneSeriesEach();
+    void testTimelineStagesAndSelection();
 
 private:
     void prepareScan(const QString &folder, qint64 batchBytes);
@@ -710,6 +712,53 @@ void TestMainWindow::testTwoDevicesOneSeriesEach()
     QCOMPARE(other.launchParamsPanel()->devicesText(), QStringLiteral("0,0"));
     Settings::instance()->setDevices(QStringLiteral("all"));
     panel->setEngine(EngineChoice::Auto);
+}
+
+void TestMainWindow::testTimelineStagesAndSelection()
+{
+    // A row per batch, a bar per stage as long as the stage took; a click on a batch in the timeline marks it in
+    // the charts, and one in the charts marks it in the timeline.
+    m_window->telemetryLog()->clear();
+    for (int i = 0; i < 5; ++i) {
+        BatchTelemetry t;
+        t.index = i;
+        t.bytes = 1 << 20;
+        t.wallMs = 5;
+        const double at = 10.0 * i;
+        t.stages[BatchTelemetry::Read] = { at, at + 4 };
+        t.stages[BatchTelemetry::Prepare] = { at + 4, at + 5 };
+        t.stages[BatchTelemetry::Scan] = { at + 6, at + 9 + i };
+        t.stages[BatchTelemetry::Starts] = { at + 9 + i, at + 10 + i };
+        t.stages[BatchTelemetry::Resolve] = { at + 11 + i, at + 12 + i };
+        m_window->telemetryLog()->append(t);
+    }
+    BatchTimeline *timeline = m_window->timeline();
+    QCPBars *scan = timeline->stageBars(BatchTelemetry::Scan);
+    QCOMPARE(scan->data()->size(), 5);
+    for (int i = 0; i < 5; ++i)
+        QCOMPARE(scan->data()->at(i)->value, 3.0 + i);
+    timeline->plot()->replot();
+
+    QSignalSpy fromTimeline(timeline, &BatchTimeline::batchSelected);
+    const QPoint row(int(timeline->plot()->xAxis->coordToPixel(20)), int(timeline->plot()->yAxis->coordToPixel(3)));
+    QTest::mouseClick(timeline->plot(), Qt::LeftButton, {}, row);
+    QCOMPARE(fromTimeline.count(), 1);
+    QCOMPARE(fromTimeline.first().at(0).toInt(), 3);
+    QCOMPARE(m_window->charts()->selectedBatch(), 3);
+
+    BatchCharts *charts = m_window->charts();
+    charts->plot()->replot();
+    QCPAxisRect *rect = charts->graph(BatchCharts::Occupancy)->keyAxis()->axisRect();
+    const QPoint point(int(rect->axis(QCPAxis::atBottom)->coordToPixel(1)), rect->center().y());
+    QTest::mouseClick(charts->plot(), Qt::LeftButton, {}, point);
+    QCOMPARE(charts->selectedBatch(), 1);
+    QCOMPARE(timeline->selectedBatch(), 1);
+
+    // A new scan starts with nothing selected.
+    m_window->telemetryLog()->clear();
+    QCOMPARE(timeline->selectedBatch(), -1);
+    QCOMPARE(charts->selectedBatch(), -1);
+    QCOMPARE(timeline->stageBars(BatchTelemetry::Scan)->data()->size(), 0);
 }
 
 #include "tst_mainwindow.moc"
