@@ -20,8 +20,12 @@ int runMergeCommand(const CliArgs &args)
         return 1;
     }
     QString error;
-    const int exitCode = Hitscope::ShardMerger::merge(files, out, &error);
-    out.flush();
+    int exitCode = Hitscope::ShardMerger::merge(files, out, &error);
+    // A full disk must not leave a short merge that looks whole.
+    if (exitCode >= 0 && (!out.flush() || std::ferror(stdout) || std::fflush(stdout) != 0)) {
+        error = QStringLiteral("cannot write the merged records: %1").arg(out.errorString());
+        exitCode = -1;
+    }
     if (exitCode < 0) {
         warnOnStderr(QStringLiteral("merge: ") + error);
         return 1;

@@ -19,13 +19,16 @@ public:
     }
     void flush()
     {
-        std::fwrite(m_buf.data(), 1, m_buf.size(), stdout);
-        std::fflush(stdout);
+        if (std::fwrite(m_buf.data(), 1, m_buf.size(), stdout) != m_buf.size() || std::fflush(stdout) != 0)
+            m_failed = true;
         m_buf.clear();
     }
+    /// Some output was not written (a full disk, a closed pipe): the run must not look whole.
+    bool failed() const { return m_failed; }
 
 private:
     std::string m_buf;
+    bool m_failed = false;
 };
 
 /// A message for the user on standard error, prefixed with the program's name.

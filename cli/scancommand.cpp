@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "scancommand.h"
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <optional>
 #include <thread>
 
@@ -125,7 +127,7 @@ int runScanCommand(const CliArgs &args)
     setUp(args, setup);
     OutputBuffer out;
     if (args.json && args.sharded)
-        RecordWriter::shard(out.buf(), args.walk.shardIndex + 1, args.walk.shardCount, args.paths);
+        RecordWriter::shard(out.buf(), args.walk.shardIndex + 1, args.walk.shardCount, args.paths, args.rules);
     if (const std::optional<int> exit = reportRules(args, setup.rules, out))
         return *exit;
     QFile telemetry;
@@ -187,5 +189,9 @@ int runScanCommand(const CliArgs &args)
         warnOnStderr(QStringLiteral("scan failed: ") + summary.error);
     if (summary.cancelled)
         warnOnStderr(QStringLiteral("scan stopped."));
+    if (out.failed()) {
+        warnOnStderr(QStringLiteral("cannot write the output: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
+        return 1;
+    }
     return exitCode;
 }

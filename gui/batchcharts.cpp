@@ -164,6 +164,7 @@ QCPGraph *BatchCharts::graphFor(Metric metric, int deviceSlot)
         legend->setBorderPen(Qt::NoPen);
         legend->setBrush(QColor(255, 255, 255, 170));
         legend->addItem(new QCPPlottableLegendItem(legend, m_graphs[metric]));
+        m_deviceLegends.push_back(legend);
     }
     legend->addItem(new QCPPlottableLegendItem(legend, g));
     return g;
@@ -279,6 +280,9 @@ void BatchCharts::clear()
         }
     }
     m_deviceGraphs.clear();
+    for (QCPLegend *legend : std::as_const(m_deviceLegends))
+        legend->layout()->remove(legend);
+    m_deviceLegends.clear();
     for (const Marker &m : std::as_const(m_markers)) {
         for (QCPAbstractItem *item : m.items)
             m_plot->removeItem(item);

@@ -10,6 +10,7 @@
 class QCPAbstractItem;
 class QCPAxisRect;
 class QCPGraph;
+class QCPLegend;
 class QCustomPlot;
 class QMouseEvent;
 class QTimer;
@@ -85,6 +86,7 @@ private:
     QVector<QCPAxisRect *> m_rects;
     QCPGraph *m_graphs[NUM_METRICS] = {};
     QVector<QVector<QCPGraph *>> m_deviceGraphs; // slot 1 on, per metric (null until that device ran a batch)
+    QVector<QCPLegend *> m_deviceLegends;        // made for those series in panels that had none
     QVector<Marker> m_markers;
     QVector<QCPAbstractItem *> m_selection; // a line per panel at the selected batch
     int m_selected = -1;

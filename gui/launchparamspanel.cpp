@@ -217,6 +217,12 @@ DeviceChoice LaunchParamsPanel::devices() const
     return choice;
 }
 
+bool LaunchParamsPanel::devicesValid(QString *why) const
+{
+    DeviceChoice choice;
+    return DeviceChoice::parse(m_devices->text(), &choice, why);
+}
+
 QString LaunchParamsPanel::devicesText() const
 {
     return m_devices->text().trimmed();

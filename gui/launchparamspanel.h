@@ -33,6 +33,8 @@ public:
     /// does not parse counts as all, and the field says why.
     DeviceChoice devices() const;
     QString devicesText() const;
+    /// Whether the Devices field parses; `why` says what is wrong with it.
+    bool devicesValid(QString *why) const;
     void setDevicesText(const QString &text);
     /// Locks what a running scan cannot change.
     void setScanRunning(bool running);

@@ -546,6 +546,11 @@ bool MainWindow::onScan()
                                                 : tr("None of the targets can be read (see Problems)."));
         return false;
     }
+    QString devicesError;
+    if (m_params->engine() != EngineChoice::Cpu && !m_params->devicesValid(&devicesError)) {
+        warn(tr("Cannot scan"), tr("Devices: %1").arg(devicesError));
+        return false;
+    }
     if (m_problems->count())
         showBanner(tr("%n input(s) skipped: see Problems.", nullptr, m_problems->count()));
 

@@ -124,7 +124,7 @@ void RecordWriter::summary(std::string &out, const Summary &s)
     out += ",\"exit_code\":" + std::to_string(s.exitCode) + "}\n";
 }
 
-void RecordWriter::shard(std::string &out, int index, int count, const QByteArrayList &paths)
+void RecordWriter::shard(std::string &out, int index, int count, const QByteArrayList &paths, const QStringList &rules)
 {
     out += "{\"type\":\"shard\",\"index\":" + std::to_string(index) + ",\"count\":" + std::to_string(count)
         + ",\"paths\":[";
@@ -132,6 +132,12 @@ void RecordWriter::shard(std::string &out, int index, int count, const QByteArra
         if (i)
             out += ',';
         appendJsonString(out, paths[i]);
+    }
+    out += "],\"rules\":[";
+    for (qsizetype i = 0; i < rules.size(); ++i) {
+        if (i)
+            out += ',';
+        appendJsonString(out, rules[i].toUtf8());
     }
     out += "]}\n";
 }

@@ -48,9 +48,10 @@ public:
     static void problem(std::string &out, const QByteArray &file, const QString &reason);
     static void rejection(std::string &out, const QString &file, int line, const QString &rule, const QString &reason);
     static void summary(std::string &out, const Summary &s);
-    /// The first record of a sharded scan (--shard K/N): which part (1-based) of how many, of which paths, so that
+    /// The first record of a sharded scan (--shard K/N): which part (1-based) of how many, of which paths and rule
+    /// files, so that
     /// `hitscope-cli merge` can check that every part is there and put the files back in the walk's order.
-    static void shard(std::string &out, int index, int count, const QByteArrayList &paths);
+    static void shard(std::string &out, int index, int count, const QByteArrayList &paths, const QStringList &rules);
 
     /// One line of yara's -s: "0x1f:$a: data", the data as yara prints it (hex strings' as "4D 5A ...").
     static void yaraString(std::string &out, int64_t offset, const QString &id, const QByteArray &data, bool hex);

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <memory>
-#include <set>
+#include <map>
 #include <vector>
 
 #include <QFile>
@@ -135,7 +135,12 @@ public:
     int index = 0; // 1-based, as the part's record says
     int count = 0;
     QByteArrayList roots;
+    QJsonArray rules;
     bool done = false; // its summary was read
+    // Its problems (in the walk's order) and rejections, counted: a line twice in one part is two records.
+    std::map<std::pair<WalkKey, QByteArray>, int> problems;
+    std::vector<QByteArray> rejectionOrder;
+    std::map<QByteArray, int> rejections;
     QJsonObject summary;
     WalkKey key;
 
@@ -181,10 +186,16 @@ public:
 
     int run(QString *error)
     {
-        if (!readHeaders(error) || !checkParts(error) || !copyRejections(error) || !mergeFiles(error))
+        if (!readHeaders(error) || !checkParts(error) || !copyRejections(error) || !mergeFiles(error)
+            || !checkFinished(error))
             return -1;
         writeProblems();
-        return writeSummary();
+        const int exitCode = writeSummary();
+        if (m_writeFailed) {
+            *error = QStringLiteral("cannot write the merged records: %1").arg(m_out.errorString());
+            return -1;
+        }
+        return exitCode;
     }
 
 private:
@@ -205,6 +216,7 @@ private:
             p->count = p->object.value(QLatin1String("count")).toInt();
             for (const QJsonValue &v : p->object.value(QLatin1String("paths")).toArray())
                 p->roots.push_back(v.toString().toUtf8());
+            p->rules = p->object.value(QLatin1String("rules")).toArray();
         }
         return true;
     }
@@ -214,8 +226,9 @@ private:
         const Part &first = *m_parts.front();
         std::vector<const Part *> byIndex(size_t(std::max(first.count, 0)) + 1, nullptr);
         for (const auto &p : m_parts) {
-            if (p->count != first.count || p->roots != first.roots) {
-                *error = QStringLiteral("%1 is part %2/%3 of another scan than %4 (part %5/%6): other paths or parts")
+            if (p->count != first.count || p->roots != first.roots || p->rules != first.rules) {
+                *error = QStringLiteral("%1 is part %2/%3 of another scan than %4 (part %5/%6): other paths, rules or "
+                                        "parts")
                              .arg(p->name())
                              .arg(p->index)
                              .arg(p->count)
@@ -249,20 +262,37 @@ private:
         return true;
     }
 
-    // Every part reports the rule files' rejections first, the same ones: written once, in the first part's order.
+    // Every part reports the rule files' rejections first, the same ones: written once (as often as in the part
+    // that has a line most often), in the first part's order.
     bool copyRejections(QString *error)
     {
+        std::vector<QByteArray> order;
+        std::map<QByteArray, int> most;
         for (auto &p : m_parts) {
             if (!advance(*p, error))
                 return false;
+            std::map<QByteArray, int> here;
             while (!p->done && p->type == QLatin1String("rejection")) {
-                if (m_rejections.insert(p->line).second)
-                    m_out.write(p->line);
+                if (!most.count(p->line))
+                    order.push_back(p->line);
+                most[p->line] = std::max(most[p->line], ++here[p->line]);
                 if (!advance(*p, error))
                     return false;
             }
         }
+        for (const QByteArray &line : order)
+            for (int k = 0; k < most[line]; ++k)
+                write(line);
+        m_rejectionCount = 0;
+        for (const auto &[line, n] : most)
+            m_rejectionCount += n;
         return true;
+    }
+
+    void write(const QByteArray &bytes)
+    {
+        if (m_out.write(bytes) != bytes.size())
+            m_writeFailed = true;
     }
 
     // Reads the part's next file record and its walk key; problems are kept aside (written after the files: a
@@ -302,8 +332,7 @@ private:
             p.key = walkKey(p.file, p.roots);
             if (p.type != QLatin1String("problem"))
                 return true;
-            // A folder's problem is every part's: kept once.
-            m_problems.emplace(p.key, p.line);
+            ++p.problems[{ p.key, p.line }];
         }
         return true;
     }
@@ -321,16 +350,40 @@ private:
                 *error = QStringLiteral("%1: a rejection after the files' records").arg(next->where());
                 return false;
             }
-            m_out.write(next->line);
+            write(next->line);
             if (!advance(*next, error))
                 return false;
         }
     }
 
+    // A folder's problem is every part's: kept once (as often as in the part that has it most often).
     void writeProblems()
     {
-        for (const auto &[key, line] : m_problems)
-            m_out.write(line);
+        std::map<std::pair<WalkKey, QByteArray>, int> most;
+        for (const auto &p : m_parts)
+            for (const auto &[problem, n] : p->problems)
+                most[problem] = std::max(most[problem], n);
+        m_problemCount = 0;
+        for (const auto &[problem, n] : most) {
+            for (int k = 0; k < n; ++k)
+                write(problem.second);
+            m_problemCount += n;
+        }
+    }
+
+    // A part stopped before its end (a signal, a time limit) wrote a summary, but not all its files.
+    bool checkFinished(QString *error)
+    {
+        for (const auto &p : m_parts) {
+            if (p->summary.value(QLatin1String("cancelled")).toBool()) {
+                *error = QStringLiteral("%1 (part %2/%3) was stopped before it finished: scan it again")
+                             .arg(p->name())
+                             .arg(p->index)
+                             .arg(p->count);
+                return false;
+            }
+        }
+        return true;
     }
 
     int writeSummary()
@@ -350,20 +403,21 @@ private:
             const QString e = o.value(QLatin1String("engine")).toString();
             engine = engine.isEmpty() || engine == e ? e : QStringLiteral("mixed");
         }
-        s.problems = int64_t(m_problems.size());
-        s.rejections = int64_t(m_rejections.size());
+        s.problems = m_problemCount;
+        s.rejections = m_rejectionCount;
         s.engine = engine;
         s.exitCode = failed ? 1 : (s.problems > 0 || s.rejections > 0 || s.cancelled) ? 2 : 0;
         std::string line;
         RecordWriter::summary(line, s);
-        m_out.write(line.data(), qint64(line.size()));
+        write(QByteArray::fromStdString(line));
         return s.exitCode;
     }
 
     QIODevice &m_out;
     std::vector<std::unique_ptr<Part>> m_parts;
-    std::set<QByteArray> m_rejections;
-    std::set<std::pair<WalkKey, QByteArray>> m_problems; // in the walk's order
+    int64_t m_rejectionCount = 0;
+    int64_t m_problemCount = 0;
+    bool m_writeFailed = false;
 };
 
 } // namespace

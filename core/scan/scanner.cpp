@@ -421,9 +421,11 @@ void Scanner::scanConcurrently(Run &run, int lanes)
             std::vector<uint32_t> carry(numUnbounded, 0);
             const bool continues = numUnbounded > 0 && !batch->files.empty() && !batch->files.front().firstChunk;
             std::unique_lock lock(order.mutex);
+            // A failure of a later batch does not stop this one: only a stop, or a failure before it, does.
+            auto stopped = [&] { return (m_cancel && !run.engineFailed) || seq > order.failedAt; };
             if (continues)
-                order.changed.wait(lock, [&] { return order.carry.count(seq) || m_cancel; });
-            if (m_cancel || (continues && !order.carry.count(seq))) {
+                order.changed.wait(lock, [&] { return order.carry.count(seq) || stopped(); });
+            if (stopped() || (continues && !order.carry.count(seq))) {
                 publish(seq, nullptr, std::move(batch));
                 continue;
             }
@@ -449,8 +451,9 @@ void Scanner::scanConcurrently(Run &run, int lanes)
                 publish(seq, nullptr, std::move(batch));
                 continue;
             }
-            const BatchFile &last = batch->files.back();
-            if (numUnbounded > 0 && !last.failed && !last.lastChunk)
+            // A batch of problems alone (the walk's last entries unreadable) has no file.
+            if (numUnbounded > 0 && !batch->files.empty() && !batch->files.back().failed
+                && !batch->files.back().lastChunk)
                 order.carry[seq + 1] = std::vector<uint32_t>(
                     job->result.carryOut.end() - ptrdiff_t(numUnbounded), job->result.carryOut.end());
             job->batch = std::move(batch);

@@ -52,10 +52,16 @@ std::unique_ptr<DevicePool> DevicePool::create(const std::vector<int> &vulkanDev
         pool->m_devices.push_back(std::move(device));
     }
     if (pool->m_devices.empty()) {
-        *error = !failed.isEmpty() ? failed.join(QLatin1String("; "))
-                                   : QStringLiteral("no hardware GPU among the devices: %1 %2 a software renderer")
-                                         .arg(skipped.join(QLatin1String(", ")),
-                                              skipped.size() == 1 ? QStringLiteral("is") : QStringLiteral("are"));
+        const QString why = !failed.isEmpty()
+            ? failed.join(QLatin1String("; "))
+            : QStringLiteral("no hardware GPU among the devices: %1 %2 a software renderer")
+                  .arg(skipped.join(QLatin1String(", ")),
+                       skipped.size() == 1 ? QStringLiteral("is") : QStringLiteral("are"));
+        // As FallbackEngine::choose: the auto engine scans on the CPU, with the reason.
+        if (required)
+            *error = why;
+        else
+            *notice = QStringLiteral("%1; using the CPU engine").arg(why);
         return nullptr;
     }
     QStringList notes;
@@ -76,6 +82,7 @@ std::unique_ptr<DevicePool> DevicePool::create(const std::vector<int> &vulkanDev
             : e.preferredSegmentBytes();
     }
     std::reverse(p.m_free.begin(), p.m_free.end()); // the first device first
+    p.m_working = p.devices();
     return pool;
 }
 
@@ -136,8 +143,14 @@ void DevicePool::prepare(const PatternCatalog &catalog, const LaunchParams &para
 
 void DevicePool::prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const
 {
-    // The segment table depends on the batch and the catalog alone: any device's will do.
-    m_devices.front()->engine->prepareBatch(batch, catalog);
+    // The segment table depends on the batch and the catalog alone: any working device's will do (a failed one
+    // builds none).
+    for (const auto &d : m_devices) {
+        if (!d->engine->gpu().disabled()) {
+            d->engine->prepareBatch(batch, catalog);
+            return;
+        }
+    }
 }
 
 bool DevicePool::scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
@@ -159,7 +172,12 @@ bool DevicePool::scan(const FileBatch &batch, const PatternCatalog &catalog, con
     result.telemetry.deviceSlot = slot;
     {
         std::lock_guard lock(m_mutex);
-        m_free.push_back(slot);
+        // A device that failed re-runs every batch it gets on the CPU with its share of the threads, and batches
+        // are reported in order: it is retired while another device works.
+        if (d.engine->gpu().disabled() && m_working > 1)
+            --m_working;
+        else
+            m_free.push_back(slot);
     }
     m_freed.notify_one();
     return ok;
@@ -172,9 +190,7 @@ std::unique_ptr<Engine> DevicePool::choose(const DeviceChoice &choice, bool requ
     if (choice.all && options.backend != GpuBackend::OpenGL) {
         QString ignored; // no Vulkan: the one device below says why
         devices = RhiDevice::hardwareVulkanDevices(&ignored);
-        // One hardware device (or none): QRhi's own choice, as always.
-        if (devices.size() <= 1)
-            devices.clear();
+        // No hardware device: QRhi's own choice (Mesa's, say), as always.
     }
     if (devices.size() >= 2)
         return DevicePool::create(devices, required, options, notice, error);

@@ -68,6 +68,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_freed;
     std::vector<int> m_free; // devices not scanning
+    int m_working = 0;       // devices not retired after a failure
     int64_t m_maxBatchBytes = 0;
     int64_t m_preferredBatchBytes = 0;
     int64_t m_preferredSegmentBytes = 0;

@@ -6,8 +6,8 @@
 # scan's. Stops the daemons and removes the folder however it ends. Labelled `cluster` in CTest.
 #   slurm_shards.sh HITSCOPE_CLI SOURCE_DIR
 set -euo pipefail
-cli=$1
-src=$2
+cli=$(realpath "$1")
+src=$(realpath "$2")
 for tool in munged slurmctld slurmd sbatch squeue sinfo scontrol; do
     command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || {
         echo "FAIL: $tool is not installed (Debian: slurm-wlm, munge; packaging/setup.sh installs them)" >&2
@@ -41,7 +41,7 @@ munged --force --key-file="$work/munge.key" --socket="$work/munge.sock" --pid-fi
 
 # Ports of our own, so that a Slurm already on this machine is left alone.
 base=$((20000 + ($$ % 20000)))
-host=$(hostname)
+host=$(hostname -s)
 user=$(id -un)
 cat > "$SLURM_CONF" <<CONF
 ClusterName=hitscope-test
@@ -120,7 +120,13 @@ for _ in $(seq 1 300); do
     [ -z "$(squeue -h -j "${ids// /,}" 2>/dev/null)" ] && break
     sleep 1
 done
-[ -z "$(squeue -h -j "${ids// /,}" 2>/dev/null)" ] || { echo "FAIL: the jobs did not end in 300 s" >&2; squeue >&2; exit 1; }
+[ -z "$(squeue -h -j "${ids// /,}" 2>/dev/null)" ] || {
+    echo "FAIL: the jobs did not end in 300 s" >&2
+    squeue >&2
+    cat "$work"/out/*.log >&2 2>/dev/null
+    tail -20 "$work/log/slurmd.log" "$work/log/slurmctld.log" >&2
+    exit 1
+}
 [ -f "$work/out/merged.json" ] || { echo "FAIL: no merged output" >&2; cat "$work"/out/*.log >&2; tail -20 "$work/log/slurmd.log" >&2; exit 1; }
 [ "$(cat "$work/out/merged.exit")" = 2 ] || { echo "FAIL: the merge exited $(cat "$work/out/merged.exit")" >&2; exit 1; }
 
