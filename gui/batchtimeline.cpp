@@ -67,10 +67,14 @@ BatchTimeline::BatchTimeline(const TelemetryLog *log, QWidget *parent)
         m_stages[k]->setPen(Qt::NoPen);
         m_stages[k]->setBrush(c);
     }
+    // The stages' legend in one row above the bars, not over them.
     m_plot->legend->setVisible(true);
-    m_plot->legend->setBrush(QColor(255, 255, 255, 170));
     m_plot->legend->setBorderPen(Qt::NoPen);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
     m_highlight = new QCPItemRect(m_plot);
     m_highlight->setPen(QPen(QColor(0xf1, 0xc4, 0x0f), 1.5));
     m_highlight->setBrush(QColor(0xf1, 0xc4, 0x0f, 50));
@@ -87,6 +91,7 @@ BatchTimeline::BatchTimeline(const TelemetryLog *log, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
+    setMinimumHeight(140);
     clear();
 }
 
@@ -103,17 +108,16 @@ void BatchTimeline::addBatch(const BatchTelemetry &t)
         end = ended;
     }
     m_lastIndex = std::max(m_lastIndex, t.index);
+    m_lastEnd = std::max(m_lastEnd, end);
     const double oldest = m_lastIndex - kWindow;
-    double first = end;
     for (int k = 0; k < BatchTelemetry::NUM_STAGES; ++k) {
         m_gaps[k]->data()->removeBefore(oldest);
         m_stages[k]->data()->removeBefore(oldest);
     }
-    // The window's batches and their times.
-    if (!m_gaps[0]->data()->isEmpty())
-        first = m_gaps[0]->data()->begin()->value;
-    m_plot->yAxis->setRange(std::max(-0.5, m_lastIndex - kWindow + 0.5), m_lastIndex + 0.5);
-    m_plot->xAxis->setRange(std::min(first, end), std::max(end, m_plot->xAxis->range().upper));
+    // The window's batches, at least a few rows, and their times: from the first one's read to the last end.
+    const double first = m_gaps[0]->data()->isEmpty() ? 0 : m_gaps[0]->data()->begin()->value;
+    m_plot->yAxis->setRange(std::max(-0.5, m_lastIndex - kWindow + 0.5), std::max(m_lastIndex + 0.5, 4.5));
+    m_plot->xAxis->setRange(first, std::max(first + 1, m_lastEnd * 1.02));
     scheduleReplot();
 }
 
@@ -124,9 +128,10 @@ void BatchTimeline::clear()
         m_stages[k]->data()->clear();
     }
     m_lastIndex = -1;
+    m_lastEnd = 0;
     m_selected = -1;
     m_highlight->setVisible(false);
-    m_plot->yAxis->setRange(-0.5, 9.5);
+    m_plot->yAxis->setRange(-0.5, 4.5);
     m_plot->xAxis->setRange(0, 100);
     scheduleReplot();
 }

@@ -55,6 +55,7 @@ private:
     QTimer *m_replotTimer = nullptr;
     int m_selected = -1;
     int m_lastIndex = -1;
+    double m_lastEnd = 0; // the latest end of any stage plotted
 };
 
 } // namespace Hitscope

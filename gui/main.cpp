@@ -47,10 +47,14 @@ int main(int argc, char **argv)
         QStringLiteral("devices"),
         QApplication::translate("main", "GPUs to scan on: all (default: every hardware GPU) or device numbers, such as 0,1."),
         QStringLiteral("LIST"), QStringLiteral("all"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QApplication::translate("main", "When the scan started with --scan ends, save the window as a PNG image and quit."),
+        QStringLiteral("FILE"));
     const QCommandLineOption measureLatency(
         QStringLiteral("measure-latency"),
         QApplication::translate("main", "Print the GUI thread's event-loop latency during a scan to stdout when it ends."));
-    parser.addOptions({rules, scan, engine, backend, devices, measureLatency});
+    parser.addOptions({rules, scan, engine, backend, devices, screenshot, measureLatency});
     parser.addPositionalArgument(QStringLiteral("PATH"), QApplication::translate("main", "Folders or files to scan."),
                                  QStringLiteral("[PATH...]"));
     parser.process(app);
@@ -116,6 +120,20 @@ int main(int argc, char **argv)
         };
         QObject::connect(window.scanJob(), &Hitscope::ScanJob::finished, &window, print);
         QObject::connect(window.scanJob(), &Hitscope::ScanJob::failed, &window, print);
+    }
+    if (parser.isSet(screenshot)) {
+        // For the documentation's pictures: the window as it is once the scan has ended and the charts drew.
+        const QString file = parser.value(screenshot);
+        auto save = [&window, file] {
+            QTimer::singleShot(700, &window, [&window, file] {
+                const bool saved = window.grab().save(file, "PNG");
+                if (!saved)
+                    std::fprintf(stderr, "hitscope: cannot write %s\n", qPrintable(file));
+                QCoreApplication::exit(saved ? 0 : 1);
+            });
+        };
+        QObject::connect(window.scanJob(), &Hitscope::ScanJob::finished, &window, save);
+        QObject::connect(window.scanJob(), &Hitscope::ScanJob::failed, &window, save);
     }
     window.show();
     if (parser.isSet(scan))

@@ -415,8 +415,8 @@ void MainWindow::setupLayout()
     telemetrySplitter->setObjectName(QStringLiteral("telemetrySplitter"));
     telemetrySplitter->addWidget(m_charts);
     telemetrySplitter->addWidget(m_timeline);
-    telemetrySplitter->setStretchFactor(0, 3);
-    telemetrySplitter->setStretchFactor(1, 1);
+    telemetrySplitter->setStretchFactor(0, 5);
+    telemetrySplitter->setStretchFactor(1, 2);
     telemetrySplitter->setChildrenCollapsible(false);
     auto *chartsBox = group(tr("Per-batch telemetry"), telemetrySplitter);
     m_rightSplitter = new QSplitter(Qt::Vertical, this);
