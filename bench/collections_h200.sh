@@ -7,10 +7,11 @@
 # fetched collection, never committed). Run as
 #   bash .pack/gpu/on-gpu.sh bash bench/collections_h200.sh .pack/gpu/bin
 set -u
+. "$(dirname "$0")/devicerun.sh"
+MEASURE_TIMEOUT=200
 bin=$(cd "$1" && pwd)
 out=${OUT:-/tmp}
 log=$out/collections.txt
-say() { echo "$@" | tee -a "$log"; }
 say "cores: $(nproc); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 t0=$EPOCHREALTIME
 python3 "$bin/make_corpus.py" /tmp/c2 2048 2>&1 | tail -1 | tee -a "$log"
@@ -39,13 +40,6 @@ bench elastic --engine gpu --repeat 2 --no-vectorscan -r "$bin/elastic.yar" /tmp
 bench elastic-cpu --engine cpu --repeat 2 --no-vectorscan --no-yara -r "$bin/elastic.yar" /tmp/c4
 bench mixed --engine gpu --repeat 2 --no-vectorscan -r "$bin/mixed_nomod.yar" /tmp/c4
 bench mixed-dfas --engine gpu --repeat 2 --no-vectorscan --no-yara --gpu-dfas -r "$bin/mixed_nomod.yar" /tmp/c4
-measure() { # NAME COMMAND...: seconds, exit status and lines of one whole command
-    local name=$1; shift
-    local t0=$EPOCHREALTIME
-    timeout 200 "$@" > "/tmp/$name.out" 2> "/tmp/$name.err"
-    local rc=$? t1=$EPOCHREALTIME
-    say "$name: $(python3 -c "print(round($t1 - $t0, 3))") s, exit $rc, $(wc -l < "/tmp/$name.out") lines"
-}
 for set in elastic mixed_nomod; do
     measure "gpu_$set" hitscope-cli scan --engine gpu -s -w -r "$bin/$set.yar" /tmp/c4
     measure "cpu_$set" hitscope-cli scan --engine cpu -s -w -r "$bin/$set.yar" /tmp/c4

@@ -7,13 +7,13 @@
 # Corpus: make_corpus.py there, copied up to about 4 GiB, page cache warm. Packed as collections_h200.sh is:
 #   DEVICES=0,1 bash .pack/gpu/on-gpu.sh bash bench/devices_h200.sh .pack/gpu/bin
 set -u
+. "$(dirname "$0")/devicerun.sh"
 bin=$(cd "$1" && pwd)
 out=${OUT:-/tmp}
 log=$out/devices.txt
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 devices=${DEVICES:-$([ "$gpus" -ge 2 ] && echo 0,1 || echo 0,0)}
 threads=$(nproc)
-say() { echo "$@" | tee -a "$log"; }
 say "cores: $threads; GPUs: $gpus; devices: $devices; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 python3 "$bin/make_corpus.py" /tmp/d1 2048 2>&1 | tail -1 | tee -a "$log"
 mkdir -p /tmp/d4
@@ -30,13 +30,6 @@ for rules in regexes.tsv elastic.yar; do
     bench "$rules devices $devices" --engine gpu --devices "$devices" --repeat 2 --no-yara --no-vectorscan \
         -r "$bin/$rules" /tmp/d4
 done
-measure() { # NAME COMMAND...: seconds, exit status and lines of one whole command
-    local name=$1; shift
-    local t0=$EPOCHREALTIME
-    timeout 300 "$@" > "/tmp/$name.out" 2> "/tmp/$name.err"
-    local rc=$? t1=$EPOCHREALTIME
-    say "$name: $(python3 -c "print(round($t1 - $t0, 3))") s, exit $rc, $(wc -l < "/tmp/$name.out") lines"
-}
 for rules in regexes.tsv elastic.yar; do
     measure one hitscope-cli scan --engine gpu --devices 0 -s -w -r "$bin/$rules" /tmp/d4
     measure pool hitscope-cli scan --engine gpu --devices "$devices" -s -w --telemetry /tmp/pool.json -r "$bin/$rules" /tmp/d4

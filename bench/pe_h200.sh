@@ -6,6 +6,7 @@
 # with an overlay appended, made there) and the rule files (never committed: their licences forbid it). Run as
 #   bash .pack/gpu/on-gpu.sh bash bench/pe_h200.sh .pack/gpu/bin
 set -u
+. "$(dirname "$0")/devicerun.sh"
 bin=$(cd "$1" && pwd)
 out=${OUT:-/tmp}
 size=${SIZE:-4G}
@@ -15,13 +16,6 @@ python3 "$bin/make_pe_corpus.py" /tmp/pecorpus "$size" --no-default-roots --root
     --manifest /tmp/pecorpus.tsv | tail -3
 t0=$EPOCHREALTIME; find /tmp/pecorpus -type f -exec cat {} + > /dev/null; t1=$EPOCHREALTIME
 echo "read ceiling (cat, one thread): $(python3 -c "print(round($t1 - $t0, 3))") s"
-measure() { # NAME COMMAND...: seconds, exit status and lines of one whole command
-    local name=$1; shift
-    local t0=$EPOCHREALTIME
-    timeout 300 "$@" > "/tmp/$name.out" 2> "/tmp/$name.err"
-    local rc=$? t1=$EPOCHREALTIME
-    echo "$name: $(python3 -c "print(round($t1 - $t0, 3))") s, exit $rc, $(wc -l < "/tmp/$name.out") lines"
-}
 measure yara_false yara -p 16 -w -r "$bin/false.yar" /tmp/pecorpus
 measure yara_ispe yara -p 16 -w -r "$bin/ispe.yar" /tmp/pecorpus
 measure hs_ispe hitscope-cli scan --engine cpu -j 16 -w "$bin/ispe.yar" /tmp/pecorpus
