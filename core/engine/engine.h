@@ -25,8 +25,9 @@ public:
     /// Batch buffers a Scanner keeps (newHaystack()'s memory): an engine that keeps memory for the next scan
     /// keeps as many.
     static constexpr int kScanBuffers = 7;
-    /// Batch buffers a Scanner keeps for this engine, at most kScanBuffers: each is fresh memory on a scan's
-    /// first pass through it (page faults and zeroing by the kernel).
+    /// Batch buffers a Scanner keeps for this engine, kScanBuffers at most for one device (a pool of devices keeps
+    /// one more per device): each is fresh memory on a scan's first pass through it (page faults and zeroing by
+    /// the kernel).
     virtual int scanBuffers() const { return kScanBuffers; }
 
     virtual QString name() const = 0;
