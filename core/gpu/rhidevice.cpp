@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include <QFile>
@@ -251,18 +252,23 @@ const QRhiVulkanNativeHandles *RhiDevice::vulkanHandles() const
 }
 #endif
 
-bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
-{
 #if QT_CONFIG(vulkan)
-    m_vulkan = std::make_unique<QVulkanInstance>();
+namespace {
+// Qt 6.4's Vulkan QRhi keeps the last QVulkanInstance it was created with in a process-wide variable, through
+// which its memory allocator reaches every device's functions (qrhivulkan.cpp, globalVulkanInstance). Devices of
+// instances of their own then call through another device's instance, from several threads at once, and through
+// a destroyed one once it is gone (a pool of devices crashed freeing it): every device shares one instance.
+std::shared_ptr<QVulkanInstance> makeVulkanInstance(bool validation, QString *error)
+{
+    auto instance = std::make_shared<QVulkanInstance>();
     const QByteArray validationLayer = QByteArrayLiteral("VK_LAYER_KHRONOS_validation");
-    if (options.validation)
-        m_vulkan->setLayers({ validationLayer });
-    m_vulkan->setExtensions(QRhiVulkanInitParams::preferredInstanceExtensions());
+    if (validation)
+        instance->setLayers({ validationLayer });
+    instance->setExtensions(QRhiVulkanInitParams::preferredInstanceExtensions());
     // 1.1 when the loader has it: the subgroup shaders (SPIR-V 1.3) need a 1.1 instance.
-    if (m_vulkan->supportedApiVersion() >= QVersionNumber(1, 1))
-        m_vulkan->setApiVersion(QVersionNumber(1, 1));
-    if (!m_vulkan->create()) {
+    if (instance->supportedApiVersion() >= QVersionNumber(1, 1))
+        instance->setApiVersion(QVersionNumber(1, 1));
+    if (!instance->create()) {
         const QString platform = QGuiApplication::platformName();
         if (platform == QLatin1String("offscreen") || platform == QLatin1String("minimal"))
             *error = QStringLiteral("the Qt platform \"%1\" cannot create Vulkan instances in Qt 6.4; unset "
@@ -274,16 +280,41 @@ bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
                                     "(libvulkan1) and a driver (mesa-vulkan-drivers, or the GPU vendor's) "
                                     "installed?")
                          .arg(platform)
-                         .arg(int(m_vulkan->errorCode()));
-        return false;
+                         .arg(int(instance->errorCode()));
+        return nullptr;
     }
-    if (options.validation && !m_vulkan->layers().contains(validationLayer)) {
+    if (validation && !instance->layers().contains(validationLayer)) {
         *error = QStringLiteral("the Khronos validation layer was requested but is not installed "
                                 "(Debian package vulkan-validationlayers).");
-        return false;
+        return nullptr;
     }
-    m_vulkan->installDebugOutputFilter(recordVulkanMessage);
+    instance->installDebugOutputFilter(recordVulkanMessage);
+    return instance;
+}
 
+// The instance the live devices share, one with the validation layer and one without (a test may hold both);
+// it goes with the last device that holds it.
+std::shared_ptr<QVulkanInstance> sharedVulkanInstance(bool validation, QString *error)
+{
+    static std::mutex mutex;
+    static std::weak_ptr<QVulkanInstance> shared[2];
+    std::lock_guard lock(mutex);
+    std::weak_ptr<QVulkanInstance> &slot = shared[validation ? 1 : 0];
+    if (std::shared_ptr<QVulkanInstance> live = slot.lock())
+        return live;
+    std::shared_ptr<QVulkanInstance> made = makeVulkanInstance(validation, error);
+    slot = made;
+    return made;
+}
+} // namespace
+#endif
+
+bool RhiDevice::createVulkan(const RhiDeviceOptions &options, QString *error)
+{
+#if QT_CONFIG(vulkan)
+    m_vulkan = sharedVulkanInstance(options.validation, error);
+    if (!m_vulkan)
+        return false;
     QRhiVulkanInitParams params;
     params.inst = m_vulkan.get();
     QVulkanFunctions *f = m_vulkan->functions();

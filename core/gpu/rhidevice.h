@@ -122,7 +122,7 @@ private:
     void readInfo();
 
     // Declaration order is destruction order, reversed: the QRhi goes first, the instance last.
-    std::unique_ptr<QVulkanInstance> m_vulkan;
+    std::shared_ptr<QVulkanInstance> m_vulkan; // shared by every device of the process (see createVulkan)
     std::unique_ptr<QOffscreenSurface> m_ownedSurface;
     std::unique_ptr<QRhi> m_rhi;
     QThread *m_thread = nullptr;
