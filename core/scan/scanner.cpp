@@ -65,6 +65,20 @@ struct Scanner::Run
 };
 
 namespace {
+// Whether the batch's last file goes on in the next batch (a batch of problems alone has no file).
+bool continuesAfter(const FileBatch &batch)
+{
+    return !batch.files.empty() && !batch.files.back().failed && !batch.files.back().lastChunk;
+}
+
+// The unbounded groups' states the batch's last file ends in: a continuing file is the last of its batch, and its
+// next chunk the first file of the next batch.
+std::vector<uint32_t> carriedOut(const FileBatch &batch, const BatchResult &result, size_t numUnbounded)
+{
+    const auto begin = result.carryOut.begin() + ptrdiff_t((batch.files.size() - 1) * numUnbounded);
+    return std::vector<uint32_t>(begin, begin + ptrdiff_t(numUnbounded));
+}
+
 int threadsOf(const LaunchParams &params)
 {
     return params.threads > 0 ? params.threads : hardwareThreads();
@@ -451,11 +465,8 @@ void Scanner::scanConcurrently(Run &run, int lanes)
                 publish(seq, nullptr, std::move(batch));
                 continue;
             }
-            // A batch of problems alone (the walk's last entries unreadable) has no file.
-            if (numUnbounded > 0 && !batch->files.empty() && !batch->files.back().failed
-                && !batch->files.back().lastChunk)
-                order.carry[seq + 1] = std::vector<uint32_t>(
-                    job->result.carryOut.end() - ptrdiff_t(numUnbounded), job->result.carryOut.end());
+            if (numUnbounded > 0 && continuesAfter(*batch))
+                order.carry[seq + 1] = carriedOut(*batch, job->result, numUnbounded);
             job->batch = std::move(batch);
             publish(seq, std::move(job), nullptr);
         }
@@ -512,15 +523,9 @@ void Scanner::scanBatches(Run &run)
         }
         job->engineMs = msSince(job->began);
         // The carry comes from the engine's result alone, so the next batch can start before this one is
-        // resolved. The next chunk of a continuing file is the first file of the next batch.
-        std::vector<uint32_t> nextCarry(numUnbounded, 0);
-        for (size_t f = 0; f < batch->files.size(); ++f) {
-            const BatchFile &bf = batch->files[f];
-            if (!bf.lastChunk && !bf.failed)
-                std::copy_n(job->result.carryOut.begin() + ptrdiff_t(f * numUnbounded), numUnbounded,
-                            nextCarry.begin());
-        }
-        carry = std::move(nextCarry);
+        // resolved.
+        carry = continuesAfter(*batch) ? carriedOut(*batch, job->result, numUnbounded)
+                                       : std::vector<uint32_t>(numUnbounded, 0);
         job->batch = std::move(batch);
         run.scanned.push(std::move(job));
     }
