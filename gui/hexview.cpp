@@ -36,6 +36,8 @@ int HexView::asciiColumn()
 
 HexView::HexView(const QByteArray &path, qint64 offset, qint64 length, QWidget *parent)
     : QDialog(parent)
+    , m_matchOffset(offset)
+    , m_matchLength(length)
 {
     const QString name = QFile::decodeName(path);
     setWindowTitle(tr("%1 at offset %2 (0x%3)")
@@ -49,12 +51,12 @@ HexView::HexView(const QByteArray &path, qint64 offset, qint64 length, QWidget *
     m_text->setReadOnly(true);
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
-    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_label);
     layout->addWidget(m_text, 1);
-    layout->addWidget(buttons);
+    layout->addWidget(m_buttons);
     const int charWidth = m_text->fontMetrics().horizontalAdvance(QLatin1Char('0'));
     resize(charWidth * (asciiColumn() + BytesPerRow + 6), 520);
 
@@ -137,6 +139,12 @@ void HexView::render(const QByteArray &bytes, qint64 offset, qint64 length)
     cursor.setPosition(m_text->document()->findBlockByNumber(int(first / BytesPerRow)).position());
     m_text->setTextCursor(cursor);
     m_text->centerCursor();
+}
+
+void HexView::setEmbedded()
+{
+    setWindowFlags(Qt::Widget);
+    m_buttons->hide();
 }
 
 } // namespace Hitscope

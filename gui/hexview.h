@@ -4,6 +4,7 @@
 #include <QDialog>
 #include <QTextFormat>
 
+class QDialogButtonBox;
 class QLabel;
 class QPlainTextEdit;
 
@@ -23,10 +24,15 @@ public:
     static constexpr int MatchProperty = QTextFormat::UserProperty + 1;
 
     HexView(const QByteArray &path, qint64 offset, qint64 length, QWidget *parent = nullptr);
+    /// Shown inside another window (the Files view's detail) rather than as a dialog of its own: no Close button.
+    void setEmbedded();
 
     QPlainTextEdit *text() const { return m_text; }
     /// File offset of the first byte shown; -1 when nothing could be read.
     qint64 windowStart() const { return m_start; }
+    /// The match shown: its offset in the file and its length.
+    qint64 matchOffset() const { return m_matchOffset; }
+    qint64 matchLength() const { return m_matchLength; }
     /// Column where a row's ASCII part starts.
     static int asciiColumn();
     /// Column of byte `i` (0..15) of a row in the hex part.
@@ -39,6 +45,9 @@ private:
     QLabel *m_label = nullptr;
     QPlainTextEdit *m_text = nullptr;
     qint64 m_start = -1;
+    qint64 m_matchOffset = 0;
+    qint64 m_matchLength = 0;
+    QDialogButtonBox *m_buttons = nullptr;
 };
 
 } // namespace Hitscope

@@ -51,10 +51,14 @@ int main(int argc, char **argv)
         QStringLiteral("screenshot"),
         QApplication::translate("main", "When the scan started with --scan ends, save the window as a PNG image and quit."),
         QStringLiteral("FILE"));
+    const QCommandLineOption view(
+        QStringLiteral("view"),
+        QApplication::translate("main", "Show this view of the results: files (the top file selected), hits, rules or problems."),
+        QStringLiteral("NAME"));
     const QCommandLineOption measureLatency(
         QStringLiteral("measure-latency"),
         QApplication::translate("main", "Print the GUI thread's event-loop latency during a scan to stdout when it ends."));
-    parser.addOptions({rules, scan, engine, backend, devices, screenshot, measureLatency});
+    parser.addOptions({rules, scan, engine, backend, devices, screenshot, view, measureLatency});
     parser.addPositionalArgument(QStringLiteral("PATH"), QApplication::translate("main", "Folders or files to scan."),
                                  QStringLiteral("[PATH...]"));
     parser.process(app);
@@ -95,6 +99,12 @@ int main(int argc, char **argv)
     const Hitscope::LaunchParams savedParams = settings->launchParams();
 
     Hitscope::MainWindow window;
+    const QString viewName = parser.value(view);
+    if (!viewName.isEmpty() && !window.showView(viewName)) {
+        std::fprintf(stderr, "hitscope: --view must be one of %s, not '%s'\n",
+                     qPrintable(Hitscope::MainWindow::viewNames().join(QLatin1String(", "))), qPrintable(viewName));
+        return 1;
+    }
     window.launchParamsPanel()->setParams(savedParams);
     window.launchParamsPanel()->setEngine(engineChoice);
     window.launchParamsPanel()->setBackend(backendChoice);
@@ -124,7 +134,9 @@ int main(int argc, char **argv)
     if (parser.isSet(screenshot)) {
         // For the documentation's pictures: the window as it is once the scan has ended and the charts drew.
         const QString file = parser.value(screenshot);
-        auto save = [&window, file] {
+        auto save = [&window, file, viewName] {
+            if (!viewName.isEmpty())
+                window.showView(viewName); // again: its content came with the scan
             QTimer::singleShot(700, &window, [&window, file] {
                 const bool saved = window.grab().save(file, "PNG");
                 if (!saved)

@@ -5,6 +5,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -32,6 +33,7 @@
 #include "batchcharts.h"
 #include "batchtimeline.h"
 #include "dropzone.h"
+#include "filesview.h"
 #include "formatting.h"
 #include "hexview.h"
 #include "moduleview.h"
@@ -40,6 +42,7 @@
 #include "launchparamspanel.h"
 #include "problemspanel.h"
 #include "report/hitexporter.h"
+#include "report/filestablemodel.h"
 #include "report/hitstablemodel.h"
 #include "report/rulesummarymodel.h"
 #include "report/telemetrylog.h"
@@ -91,6 +94,7 @@ MainWindow::MainWindow(QWidget *parent)
     setWindowTitle(tr("Hitscope"));
     m_job = new ScanJob(this);
     m_model = new HitsTableModel(this);
+    m_files = new FilesTableModel(this);
     m_ruleSummary = new RuleSummaryModel(this);
     setupActions();
     setupMenus();
@@ -184,6 +188,8 @@ void MainWindow::setupActions()
 void MainWindow::setupMenus()
 {
     auto *file = menuBar()->addMenu(tr("&File"));
+    auto *exportFiles = file->addAction(tr("Export &files report…"), this, &MainWindow::onExportFiles);
+    exportFiles->setToolTip(tr("Save the files of the Files tab, with their hits, as HTML, JSON or CSV"));
     m_exportHitsAction = file->addAction(tr("Export &hits…"), this, &MainWindow::onExportHits);
     m_exportHitsAction->setToolTip(tr("Save every hit as JSON lines (.json, .jsonl) or CSV (.csv)"));
     m_exportTelemetryAction = file->addAction(tr("Export &telemetry…"), this, &MainWindow::onExportTelemetry);
@@ -249,11 +255,29 @@ void MainWindow::applyChartsOpenGl()
         showBanner(tr("Charts are drawn without OpenGL: %1.").arg(why));
 }
 
-QString MainWindow::askExportPath(const QString &title, const QString &baseName)
+QString MainWindow::askExportPath(const QString &title, const QString &baseName, const QString &filters)
 {
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
     return QFileDialog::getSaveFileName(this, title, QDir(dir).filePath(baseName),
-                                        tr("JSON lines (*.jsonl *.json);;CSV (*.csv)"));
+                                        filters.isEmpty() ? tr("JSON lines (*.jsonl *.json);;CSV (*.csv)") : filters);
+}
+
+void MainWindow::onExportFiles()
+{
+    if (m_filesView->shownFiles().isEmpty()) {
+        statusBar()->showMessage(tr("No file to export: the Files tab lists none."));
+        return;
+    }
+    const QString path = askExportPath(tr("Export files"), QStringLiteral("hitscope-report.html"),
+                                       tr("HTML report (*.html);;JSON (*.json);;CSV (*.csv)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!m_filesView->exportTo(path, &error))
+        warn(tr("Export failed"), error);
+    else
+        statusBar()->showMessage(tr("%n file(s) exported to %1", nullptr, int(m_filesView->shownFiles().size()))
+                                     .arg(QDir::toNativeSeparators(path)));
 }
 
 void MainWindow::onSweepParamsChosen(const Hitscope::LaunchParams &params)
@@ -377,6 +401,7 @@ void MainWindow::setupLayout()
     connect(m_timeline, &BatchTimeline::batchSelected, m_charts, &BatchCharts::selectBatch);
     connect(m_charts, &BatchCharts::batchSelected, m_timeline, &BatchTimeline::selectBatch);
     m_hitsView = new HitsView(m_model, this);
+    m_filesView = new FilesView(m_files, m_model, this);
     m_problems = new ProblemsPanel(this);
 
     auto group = [this](const QString &title, QWidget *content) {
@@ -398,7 +423,7 @@ void MainWindow::setupLayout()
     auto *rulesProxy = new QSortFilterProxyModel(this);
     rulesProxy->setSourceModel(m_ruleSummary);
     rulesProxy->setSortRole(RuleSummaryModel::SortRole);
-    auto *rulesTable = new QTableView(this);
+    auto *rulesTable = m_rulesTable = new QTableView(this);
     rulesTable->setObjectName(QStringLiteral("rulesTable"));
     rulesTable->setModel(rulesProxy);
     rulesTable->setSortingEnabled(true);
@@ -407,6 +432,7 @@ void MainWindow::setupLayout()
     rulesTable->setAlternatingRowColors(true);
     rulesTable->verticalHeader()->hide();
     rulesTable->horizontalHeader()->setSectionResizeMode(RuleSummaryModel::RuleColumn, QHeaderView::Stretch);
+    m_tabs->addTab(m_filesView, {});
     m_tabs->addTab(m_hitsView, {});
     m_tabs->addTab(rulesTable, {});
     m_tabs->addTab(m_problems, {});
@@ -473,6 +499,9 @@ void MainWindow::setupLayout()
     connect(m_hitsView, &HitsView::hitActivated, this, &MainWindow::onHitActivated);
     connect(m_hitsView, &HitsView::moduleDataRequested, this, &MainWindow::onModuleDataRequested);
     connect(m_problems, &ProblemsPanel::countChanged, this, &MainWindow::updateTabTitles);
+    connect(m_files, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateTabTitles);
+    connect(m_files, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);
+    connect(m_filesView, &FilesView::exportRequested, this, &MainWindow::onExportFiles);
     connect(m_dropZone, &DropZone::pathsChanged, this, [this] { setRunning(m_running); });
     connect(m_rules, &RuleSetPanel::ruleFilesChanged, this, [this] { setRunning(m_running); });
     updateTabTitles();
@@ -484,6 +513,7 @@ void MainWindow::connectJob()
         m_totalBytes = totalBytes;
         m_totalFiles = totalFiles;
         m_params->setActiveEngine(engine);
+        m_scanEngine = engine;
         statusBar()->showMessage(tr("Scanning with %1…").arg(engine));
     });
     connect(m_job, &ScanJob::ruleRejected, this,
@@ -494,6 +524,7 @@ void MainWindow::connectJob()
             });
     connect(m_job, &ScanJob::hitsAvailable, m_model, &HitsTableModel::appendHits);
     connect(m_job, &ScanJob::hitsAvailable, m_ruleSummary, &RuleSummaryModel::appendHits);
+    connect(m_job, &ScanJob::filesMatched, m_files, &FilesTableModel::appendFiles);
     connect(m_job, &ScanJob::problemFound, this, [this](const QByteArray &path, const QString &reason) {
         m_problems->addProblem(ProblemsPanel::Kind::File, QFile::decodeName(path), reason);
     });
@@ -555,8 +586,13 @@ bool MainWindow::onScan()
         showBanner(tr("%n input(s) skipped: see Problems.", nullptr, m_problems->count()));
 
     m_model->clear();
+    m_files->clear();
     m_ruleSummary->clear();
     m_telemetry->clear();
+    m_scanRuleFiles = usableRules;
+    m_scanTargets.clear();
+    for (const QByteArray &t : targets)
+        m_scanTargets.push_back(QFile::decodeName(t));
     m_totalBytes = 0;
     m_totalFiles = 0;
     m_cancelRequested = false;
@@ -604,6 +640,14 @@ void MainWindow::onFinished(qint64 files, qint64 bytes, qint64 hits, double wall
     m_progressBar->setRange(0, 1000);
     m_progressBar->setValue(1000);
     m_progressLabel->setText(tr("%1 files · %2 · %3").arg(files).arg(Format::bytes(bytes), Format::duration(wallMs)));
+    FileReport::Scan scan;
+    scan.ruleFiles = m_scanRuleFiles;
+    scan.targets = m_scanTargets;
+    scan.engine = m_scanEngine;
+    scan.finished = QDateTime::currentDateTime();
+    scan.filesScanned = files;
+    scan.bytesScanned = bytes;
+    m_filesView->setScan(scan);
     statusBar()->showMessage(tr("Scan finished: %n hit(s)", nullptr, int(hits))
                              + (m_problems->count() ? tr(", %n problem(s)", nullptr, m_problems->count()) : QString()));
 }
@@ -650,13 +694,38 @@ void MainWindow::warn(const QString &title, const QString &text)
     box->open();
 }
 
+QStringList MainWindow::viewNames()
+{
+    return { QStringLiteral("files"), QStringLiteral("hits"), QStringLiteral("rules"), QStringLiteral("problems") };
+}
+
+bool MainWindow::showView(const QString &name)
+{
+    QWidget *const pages[] = { m_filesView, m_hitsView, m_rulesTable, m_problems };
+    const qsizetype index = viewNames().indexOf(name.toLower());
+    if (index < 0)
+        return false;
+    m_tabs->setCurrentWidget(pages[index]);
+    // The view asked for gets at least half of the height the charts share with it.
+    const QList<int> sizes = m_rightSplitter->sizes();
+    const int total = sizes.value(0) + sizes.value(1);
+    if (total > 0 && sizes.value(1) < total / 2)
+        m_rightSplitter->setSizes({ total - total * 11 / 20, total * 11 / 20 });
+    if (pages[index] == m_filesView && m_filesView->proxy()->rowCount() > 0 && m_filesView->selectedPaths().isEmpty())
+        m_filesView->table()->selectRow(0);
+    return true;
+}
+
 void MainWindow::updateTabTitles()
 {
-    m_tabs->setTabText(0, tr("Hits (%1)").arg(m_model->totalHits()));
+    const auto title = [this](QWidget *page, const QString &text) { m_tabs->setTabText(m_tabs->indexOf(page), text); };
+    title(m_filesView, tr("Files (%1)").arg(m_files->rowCount()));
+    title(m_hitsView, tr("Hits (%1)").arg(m_model->totalHits()));
+    title(m_rulesTable, tr("Rules (%1)").arg(m_ruleSummary->rowCount()));
     const int problems = m_problems->count();
-    m_tabs->setTabText(1, tr("Rules (%1)").arg(m_ruleSummary->rowCount()));
-    m_tabs->setTabText(2, tr("Problems (%1)").arg(problems));
-    m_tabs->setTabIcon(2, problems ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
+    title(m_problems, tr("Problems (%1)").arg(problems));
+    m_tabs->setTabIcon(m_tabs->indexOf(m_problems),
+                       problems ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : QIcon());
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

@@ -5,6 +5,7 @@
 
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QStringList>
 #include <QVector>
 
 #include "engine/batchtelemetry.h"
@@ -15,6 +16,7 @@ class QLabel;
 class QProgressBar;
 class QModelIndex;
 class QSplitter;
+class QTableView;
 class QTabWidget;
 class QThread;
 class QTimer;
@@ -25,6 +27,8 @@ class BatchCharts;
 class BatchTimeline;
 class TelemetryLog;
 class DropZone;
+class FilesTableModel;
+class FilesView;
 class HitsTableModel;
 class HitsView;
 class LatencyProbe;
@@ -51,6 +55,9 @@ public:
     BatchTimeline *timeline() const { return m_timeline; }
     HitsView *hitsView() const { return m_hitsView; }
     HitsTableModel *hitsModel() const { return m_model; }
+    FilesView *filesView() const { return m_filesView; }
+    FilesTableModel *filesModel() const { return m_files; }
+    QTabWidget *resultTabs() const { return m_tabs; }
     RuleSummaryModel *ruleSummaryModel() const { return m_ruleSummary; }
     /// Every batch of the last (or running) scan, for export; the charts keep only a window.
     const QVector<BatchTelemetry> &telemetry() const;
@@ -68,6 +75,11 @@ public:
     LatencyProbe *latencyProbe() const { return m_latency; }
     /// An export of hits is being written (exportHitsTo()).
     bool isExportingHits() const { return m_exportThread != nullptr; }
+    /// The names showView() takes.
+    static QStringList viewNames();
+    /// Brings a view of the results to the front (for `--view` and the documentation's pictures): "files" also
+    /// selects the top file so its details show. False for an unknown name.
+    bool showView(const QString &name);
 
 public Q_SLOTS:
     /// Validates the inputs, then starts a scan of the listed targets with the enabled rule files.
@@ -80,6 +92,8 @@ public Q_SLOTS:
     /// hitsExportFinished().
     void exportHitsTo(const QString &path);
     void onExportTelemetry();
+    /// Asks where, then writes the Files view's list as HTML, JSON or CSV (by the name's suffix).
+    void onExportFiles();
     /// Opens the hex view of the hit at `index` of the hits table (a proxy index).
     void onHitActivated(const QModelIndex &index);
     void onModuleDataRequested(const QModelIndex &index);
@@ -96,7 +110,7 @@ protected:
 private:
     void setupActions();
     void setupMenus();
-    QString askExportPath(const QString &title, const QString &baseName);
+    QString askExportPath(const QString &title, const QString &baseName, const QString &filters = {});
     void setupLayout();
     void connectJob();
     void setRunning(bool running);
@@ -118,8 +132,11 @@ private:
     BatchCharts *m_charts = nullptr;
     BatchTimeline *m_timeline = nullptr;
     HitsView *m_hitsView = nullptr;
+    FilesTableModel *m_files = nullptr;
+    FilesView *m_filesView = nullptr;
     ProblemsPanel *m_problems = nullptr;
     QTabWidget *m_tabs = nullptr;
+    QTableView *m_rulesTable = nullptr;
     QSplitter *m_mainSplitter = nullptr;
     QSplitter *m_rightSplitter = nullptr;
     QLabel *m_banner = nullptr;
@@ -141,6 +158,10 @@ private:
     int m_totalFiles = 0;
     bool m_running = false;
     bool m_cancelRequested = false;
+    // What the Files view's report says about the scan: set as it starts, handed over when it finishes.
+    QStringList m_scanRuleFiles;
+    QStringList m_scanTargets;
+    QString m_scanEngine;
 };
 
 } // namespace Hitscope

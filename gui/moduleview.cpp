@@ -60,13 +60,13 @@ ModuleView::ModuleView(const QByteArray &path, QWidget *parent)
     m_tree->setObjectName(QStringLiteral("moduleTree"));
     m_tree->setHeaderLabels({ tr("Field"), tr("Value") });
     m_tree->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
-    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(label);
     layout->addWidget(m_status);
     layout->addWidget(m_tree, 1);
-    layout->addWidget(buttons);
+    layout->addWidget(m_buttons);
     resize(640, 560);
 
     QPointer<ModuleView> self(this);
@@ -142,6 +142,12 @@ void ModuleView::addObject(QTreeWidgetItem *parent, const QString &name, const M
         if (!object.defined)
             item->setForeground(1, palette().color(QPalette::Disabled, QPalette::Text));
     }
+}
+
+void ModuleView::setEmbedded()
+{
+    setWindowFlags(Qt::Widget);
+    m_buttons->hide();
 }
 
 } // namespace Hitscope

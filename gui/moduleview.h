@@ -3,6 +3,7 @@
 
 #include <QDialog>
 
+class QDialogButtonBox;
 class QLabel;
 class QTreeWidget;
 class QTreeWidgetItem;
@@ -22,6 +23,8 @@ class ModuleView : public QDialog
     Q_OBJECT
 public:
     explicit ModuleView(const QByteArray &path, QWidget *parent = nullptr);
+    /// Shown inside another window (the Files view's detail) rather than as a dialog of its own: no Close button.
+    void setEmbedded();
     ~ModuleView() override;
 
     QTreeWidget *tree() const { return m_tree; }
@@ -36,6 +39,7 @@ private:
     void addObject(QTreeWidgetItem *parent, const QString &name, const ModuleObject &object);
 
     QLabel *m_status = nullptr;
+    QDialogButtonBox *m_buttons = nullptr;
     QTreeWidget *m_tree = nullptr;
     QThread *m_reader = nullptr;
     bool m_loaded = false;

@@ -65,6 +65,9 @@ struct Rule
     QStringList tags;
     bool isPrivate = false;    ///< evaluated, referable, never reported
     bool isGlobal = false;     ///< when false for a file, no rule of its namespace matches that file
+    /// How bad a match is, 0-100, from the meta `score` or `severity` (signature-base and elastic write these);
+    /// -1 when the rule has neither, and for list rules.
+    int score = -1;
 
     bool isYara() const { return condition != nullptr; }
 };

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "yaraloader.h"
 
+#include <algorithm>
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -25,6 +27,34 @@ void collectWildcards(const YaraExpr *e, std::set<QByteArray> &out)
                 out.insert(n.chopped(1));
     for (const auto &c : e->children)
         collectWildcards(c.get(), out);
+}
+
+/// A rule's score from its meta: `score` first, then `severity`; numbers as written (also "70" in quotes, as
+/// some collections write it) and the usual words. Clamped to 0-100; -1 when there is neither.
+int metaScore(const std::vector<YaraMeta> &metas)
+{
+    static const std::pair<const char *, int> words[] = {
+        { "critical", 100 }, { "high", 75 }, { "medium", 50 }, { "moderate", 50 }, { "low", 25 }, { "info", 10 },
+        { "informational", 10 },
+    };
+    for (const char *key : { "score", "severity" }) {
+        for (const YaraMeta &m : metas) {
+            if (m.id.compare(key, Qt::CaseInsensitive) != 0)
+                continue;
+            if (m.type == YaraMeta::Type::Integer)
+                return int(std::clamp<int64_t>(m.integer, 0, 100));
+            if (m.type != YaraMeta::Type::String)
+                continue;
+            bool ok = false;
+            const qlonglong n = m.text.trimmed().toLongLong(&ok);
+            if (ok)
+                return int(std::clamp<qlonglong>(n, 0, 100));
+            for (const auto &[word, value] : words)
+                if (m.text.trimmed().compare(word, Qt::CaseInsensitive) == 0)
+                    return value;
+        }
+    }
+    return -1;
 }
 
 } // namespace
@@ -162,6 +192,7 @@ void YaraLoader::addRule(const YaraRuleDecl &decl)
     out.isGlobal = decl.isGlobal;
     for (const QByteArray &tag : decl.tags)
         out.tags.push_back(QString::fromUtf8(tag));
+    out.score = metaScore(decl.metas);
 
     std::vector<Pattern> patterns;
     QString error;

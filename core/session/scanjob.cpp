@@ -118,7 +118,7 @@ private:
     std::jthread startSizer(const Request &request, int64_t &totalBytes, int &totalFiles);
     void reportRules(const RuleSetup &setup);
     bool chooseGpu(const Request &request, std::unique_ptr<Engine> &gpu);
-    static void addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed, QVector<HitRow> &rows);
+    static int addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed, QVector<HitRow> &rows);
     void finish(const ScanSummary &summary, const QString &stopped);
 
     ScanJob *const m_job;
@@ -189,10 +189,11 @@ bool ScanJob::Worker::chooseGpu(const Request &request, std::unique_ptr<Engine> 
     return true;
 }
 
-// `listed`, a flag per rule, is all clear before and after.
-void ScanJob::Worker::addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed,
-                              QVector<HitRow> &rows)
+// `listed`, a flag per rule, is all clear before and after. Returns the number of rows added.
+int ScanJob::Worker::addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed,
+                             QVector<HitRow> &rows)
 {
+    const qsizetype before = rows.size();
     const PreviewReader preview(fr.path);
     // No reserve() per file: growing to the exact size each time copied the batch's rows once per file.
     for (const Hit &h : fr.hits) {
@@ -209,6 +210,7 @@ void ScanJob::Worker::addRows(const FileResult &fr, const RuleSet &rules, std::v
     }
     for (const Hit &h : fr.hits)
         listed[size_t(rules.patterns[size_t(h.pattern)].ruleIndex)] = 0;
+    return int(rows.size() - before);
 }
 
 void ScanJob::Worker::finish(const ScanSummary &summary, const QString &stopped)
@@ -287,6 +289,19 @@ void ScanJob::Worker::run(const Request &request)
     }
 
     QVector<HitRow> rows; // since the last batch: one hitsAvailable() per batch, not one signal per hit
+    QVector<FileVerdict> verdicts; // since the last batch, as rows
+    int rowsPosted = 0; // rows of every batch before: where the next file's hits begin in the GUI's table
+    const auto postRows = [&] {
+        if (!rows.isEmpty() || !verdicts.isEmpty()) {
+            rowsPosted += int(rows.size());
+            post([job, r = std::exchange(rows, {}), v = std::exchange(verdicts, {})] {
+                if (!r.isEmpty())
+                    Q_EMIT job->hitsAvailable(r);
+                if (!v.isEmpty())
+                    Q_EMIT job->filesMatched(v);
+            });
+        }
+    };
     int64_t bytesDone = 0;
     int filesDone = 0;
     float lastProgress = -1;
@@ -296,7 +311,10 @@ void ScanJob::Worker::run(const Request &request)
         ++filesDone;
         if (fr.hits.empty() && fr.rules.empty())
             return;
-        addRows(fr, rules, listed, rows);
+        const int first = rowsPosted + int(rows.size());
+        const int added = addRows(fr, rules, listed, rows);
+        if (!fr.rules.empty())
+            verdicts.push_back(FileVerdict::of(fr, rules, first, added));
     };
     cb.problem = [&](const FileProblem &p) { post([job, p] { Q_EMIT job->problemFound(p.path, p.reason); }); };
     cb.notice = [&](const QString &n) { post([job, n] { Q_EMIT job->notice(n); }); };
@@ -304,9 +322,7 @@ void ScanJob::Worker::run(const Request &request)
         // Scanner::run() clears its stop flag on entry: a cancel() that came just before is repeated here.
         if (m_cancelled)
             scanner.cancel();
-        if (!rows.isEmpty()) {
-            post([job, r = std::exchange(rows, {})] { Q_EMIT job->hitsAvailable(r); });
-        }
+        postRows();
         post([job, t] { Q_EMIT job->batchFinished(t); });
         bytesDone += t.bytes;
         const float fraction = totalBytes > 0 ? float(std::min<double>(1.0, double(bytesDone) / double(totalBytes)))
@@ -325,8 +341,7 @@ void ScanJob::Worker::run(const Request &request)
         std::lock_guard lock(m_mutex);
         m_scanner = nullptr;
     }
-    if (!rows.isEmpty())
-        post([job, r = std::exchange(rows, {})] { Q_EMIT job->hitsAvailable(r); });
+    postRows();
 
     finish(summary, stopped);
 }
@@ -336,6 +351,8 @@ ScanJob::ScanJob(QObject *parent)
 {
     qRegisterMetaType<HitRow>();
     qRegisterMetaType<QVector<HitRow>>();
+    qRegisterMetaType<FileVerdict>();
+    qRegisterMetaType<QVector<FileVerdict>>();
     qRegisterMetaType<BatchTelemetry>();
     qRegisterMetaType<LaunchParams>();
     qRegisterMetaType<WalkOptions>();

@@ -14,6 +14,7 @@
 #include "engine/hit.h"
 #include "engine/launchparams.h"
 #include "gpu/gpudeviceinfo.h"
+#include "report/fileverdict.h"
 #include "report/hitrow.h"
 #include "rules/yaraconditioncompiler.h"
 #include "scan/filewalker.h"
@@ -67,6 +68,9 @@ Q_SIGNALS:
     void scanStarted(const QString &engineDescription, qint64 totalBytes, int totalFiles);
     void ruleRejected(const QString &file, int line, const QString &rule, const QString &reason);
     void hitsAvailable(const QVector<Hitscope::HitRow> &rows);
+    /// The files of the hits just given that matched rules, right after hitsAvailable(): each verdict's rows
+    /// count from the first row this run gave.
+    void filesMatched(const QVector<Hitscope::FileVerdict> &files);
     void problemFound(const QByteArray &path, const QString &reason);
     void notice(const QString &message);
     void batchFinished(const Hitscope::BatchTelemetry &telemetry);

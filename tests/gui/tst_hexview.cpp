@@ -121,9 +121,9 @@ private Q_SLOTS:
         QCOMPARE(window.telemetry().size(), 1);
         QVERIFY(window.exportHitsAction());
         QVERIFY(window.exportTelemetryAction());
-        auto *tabs = window.findChild<QTabWidget *>();
-        QVERIFY(tabs);
-        QCOMPARE(tabs->tabText(1), QStringLiteral("Rules (1)"));
+        QTabWidget *tabs = window.resultTabs();
+        QCOMPARE(tabs->tabText(1), QStringLiteral("Hits (2)"));
+        QCOMPARE(tabs->tabText(2), QStringLiteral("Rules (1)"));
 
         window.onHitActivated(window.hitsView()->proxy()->index(0, 0));
         auto *view = window.findChild<HexView *>();

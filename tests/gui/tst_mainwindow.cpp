@@ -23,6 +23,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTabWidget>
 #include <QTest>
 
 #include "batchcharts.h"
@@ -35,6 +36,7 @@
 #include "report/hitexporter.h"
 #include "problemspanel.h"
 #include "qcustomplotinclude.h"
+#include "report/filestablemodel.h"
 #include "report/hitstablemodel.h"
 #include "report/rulesummarymodel.h"
 #include "report/telemetrylog.h"
@@ -291,6 +293,16 @@ void TestMainWindow::testDropScanMatchesCli()
         QCOMPARE(summary->hits(r), it->first);
         QCOMPARE(summary->files(r), qint64(it->second.size()));
     }
+
+    // The Files tab: one row per file with hits (list rules match a file when any of their strings does).
+    std::set<QString> matchedFiles;
+    for (const HitKey &h : got)
+        matchedFiles.insert(std::get<0>(h));
+    const FilesTableModel *files = m_window->filesModel();
+    QCOMPARE(files->rowCount(), int(matchedFiles.size()));
+    for (int r = 0; r < files->rowCount(); ++r)
+        QVERIFY(matchedFiles.count(QString::fromUtf8(files->verdict(r).path)));
+    QCOMPARE(m_window->resultTabs()->tabText(0), QStringLiteral("Files (%1)").arg(files->rowCount()));
 
     // One chart point per batch.
     QVERIFY2(batches.count() > 1, "the case should need several batches");

@@ -15,6 +15,7 @@ rule pe_dos_stub : pe
 {
     meta:
         description = "An MZ header with the DOS stub message"
+        score = 20
     strings:
         $mz = { 4D 5A ?? 00 }
         $stub = "This program cannot be run in DOS mode" ascii wide
@@ -24,6 +25,8 @@ rule pe_dos_stub : pe
 
 rule run_key_persistence : persistence windows
 {
+    meta:
+        score = 80
     strings:
         $run = "CurrentVersion\\Run" nocase
         $exe = /[A-Za-z]:\\Users\\Public\\[a-z0-9_]{3,16}\.exe/ nocase
@@ -34,6 +37,8 @@ rule run_key_persistence : persistence windows
 
 rule download_and_run : dropper
 {
+    meta:
+        severity = "high"
     strings:
         $curl = /curl [-a-zA-Z]* ?https?:\/\/[^ |]+ ?\| ?(ba)?sh/
         $wget = /wget -qO- https?:\/\/[^ |]+ ?\| ?(ba)?sh/
@@ -44,6 +49,8 @@ rule download_and_run : dropper
 
 rule old_msie_user_agent : network
 {
+    meta:
+        score = 40
     strings:
         $ua = "MSIE 6.0" fullword
     condition:
@@ -54,6 +61,7 @@ rule dll_exporting_func : pe
 {
     meta:
         description = "A 64-bit DLL that exports Func and resolves its imports at run time (the pe module)"
+        score = 60
     condition:
         pe.is_dll() and pe.machine == pe.MACHINE_AMD64 and pe.exports("Func")
         and pe.imports(/kernel32\.dll/i, /^GetProcAddress$/)
