@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "rulesetpanel.h"
 
+#include <QAction>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -43,6 +44,16 @@ RuleSetPanel::RuleSetPanel(QWidget *parent)
     m_list->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_list->setTextElideMode(Qt::ElideMiddle);
     connect(m_list, &QListWidget::itemChanged, this, &RuleSetPanel::ruleFilesChanged);
+    // A rule file is opened in the rule editor by a double click or from its context menu.
+    connect(m_list, &QListWidget::itemDoubleClicked, this,
+            [this](QListWidgetItem *item) { Q_EMIT editRequested(item->data(Qt::UserRole).toString()); });
+    m_list->setContextMenuPolicy(Qt::ActionsContextMenu);
+    auto *edit = new QAction(tr("&Edit in the rule editor"), m_list);
+    connect(edit, &QAction::triggered, this, [this] {
+        if (QListWidgetItem *item = m_list->currentItem())
+            Q_EMIT editRequested(item->data(Qt::UserRole).toString());
+    });
+    m_list->addAction(edit);
 
     auto *add = new QPushButton(style()->standardIcon(QStyle::SP_FileDialogNewFolder), tr("Add rules…"), this);
     m_remove = new QPushButton(tr("Remove"), this);

@@ -39,6 +39,8 @@ public Q_SLOTS:
 Q_SIGNALS:
     void ruleFilesChanged();
     void externalsChanged();
+    /// The user asked to open this rule file in the rule editor.
+    void editRequested(const QString &path);
 
 private:
     QListWidget *m_list = nullptr;
