@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -129,6 +130,7 @@ private Q_SLOTS:
     void testOnSelectionFindsWhatYaraFinds();
     void malformedRuleIsRejectedAlone();
     void unreadableFileIsReported();
+    void cancelStopsTheTest();
     void highlighterTellsTokensApart();
     void moreWarningsWithOneCall();
     void screenshot();
@@ -499,6 +501,31 @@ void TestRuleEditor::unreadableFileIsReported()
     const QLabel *details = panel->findChild<QLabel *>(QStringLiteral("testDetails"));
     QVERIFY(details->isVisible());
     QVERIFY2(details->text().contains(QLatin1String("gone.bin")), qPrintable(details->text()));
+}
+
+void TestRuleEditor::cancelStopsTheTest()
+{
+    m_editor->editor()->setPlainText(QString::fromUtf8(kRules));
+    m_editor->setSelection({ QFile::encodeName(m_withMatch), QFile::encodeName(m_without) });
+    RuleTestPanel *panel = m_editor->testPanel();
+    auto *cancel = panel->findChild<QPushButton *>(QStringLiteral("testCancel"));
+    QVERIFY(!cancel->isEnabled());
+    QSignalSpy finished(panel, &RuleTestPanel::testFinished);
+    m_editor->testAction()->trigger();
+    QVERIFY(panel->isRunning());
+    QVERIFY(!m_editor->testAction()->isEnabled()); // one test at a time
+    QVERIFY(cancel->isEnabled());
+    QTest::mouseClick(cancel, Qt::LeftButton);
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.size(), 1);
+    QCOMPARE(finished[0].at(0).toBool(), false);
+    QCOMPARE(panel->summary(), QStringLiteral("Scan stopped."));
+    QVERIFY(!cancel->isEnabled());
+    QVERIFY(m_editor->testAction()->isEnabled());
+
+    // The next test runs to its end.
+    QVERIFY(runTest());
+    QCOMPARE(panel->summary(), QStringLiteral("1 of 2 files matched 1 rule"));
 }
 
 void TestRuleEditor::highlighterTellsTokensApart()
