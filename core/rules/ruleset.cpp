@@ -29,6 +29,7 @@ void RuleSet::append(RuleSet other)
     for (Rejection &r : other.rejections)
         rejections.push_back(std::move(r));
     notes += other.notes;
+    warnings.insert(warnings.end(), other.warnings.begin(), other.warnings.end());
 }
 
 } // namespace Hitscope

@@ -79,8 +79,20 @@ struct Rejection
     int line = 0; ///< 1-based, 0 when the whole file is concerned
     QString rule; ///< rule name when known
     QString reason;
+    /// The line of the error itself in `file` (a syntax or string error inside the rule that starts at `line`),
+    /// for an editor to mark; 0 when it is not known or is in another file.
+    int errorLine = 0;
 
     QString toString() const;
+};
+
+/// Something yara warns about in a rule that still runs (an unbounded `.*`, a literal string used as a boolean).
+struct RuleWarning
+{
+    QString file;
+    int line = 0; ///< 1-based: the rule's line, where yara prints it
+    QString rule;
+    QString message;
 };
 
 /// Everything loaded from the rule files given by the user.
@@ -91,6 +103,8 @@ struct RuleSet
     std::vector<Rejection> rejections;
     /// What the user should know that refuses nothing: the format a file of an unusual suffix was read as.
     QStringList notes;
+    /// yara's warnings of the notes again, with their place, for an editor to list by line.
+    std::vector<RuleWarning> warnings;
 
     /// Appends another set, renumbering its rule and pattern indices.
     void append(RuleSet other);

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 
 #include "rules/yarastringcompiler.h"
@@ -59,9 +58,10 @@ int metaScore(const std::vector<YaraMeta> &metas)
 
 } // namespace
 
-YaraLoader::YaraLoader(RuleSet &into, YaraExternals externals)
+YaraLoader::YaraLoader(RuleSet &into, YaraExternals externals, RuleSources sources)
     : m_set(into)
     , m_externals(std::move(externals))
+    , m_sources(std::move(sources))
 {
 }
 
@@ -89,16 +89,19 @@ bool YaraLoader::looksLikeYara(const QByteArray &data)
 bool YaraLoader::tokenize(const QString &path, int depth, QStringList &stack, std::vector<YaraToken> &out,
                           const QString &fromFile, int fromLine)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
+    QByteArray data;
+    QString error;
+    if (!m_sources.read(path, &data, &error)) {
         if (fromFile.isEmpty())
-            reject(path, 0, {}, QStringLiteral("cannot read: %1").arg(file.errorString()));
+            reject(path, 0, {}, QStringLiteral("cannot read: %1").arg(error));
         else
-            reject(fromFile, fromLine, {}, QStringLiteral("can't open include file: %1 (%2)").arg(path, file.errorString()));
+            reject(fromFile, fromLine, {}, QStringLiteral("can't open include file: %1 (%2)").arg(path, error));
         return false;
     }
-    const QByteArray data = file.readAll();
-    const QString canonical = QFileInfo(path).canonicalFilePath();
+    // A text not saved yet may have no file, hence no canonical path: its absolute one still stops a cycle.
+    QString canonical = QFileInfo(path).canonicalFilePath();
+    if (canonical.isEmpty())
+        canonical = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
     stack.push_back(canonical);
     const int index = int(m_files.size());
     m_files.push_back(path);
@@ -112,7 +115,9 @@ bool YaraLoader::tokenize(const QString &path, int depth, QStringList &stack, st
         }
         const QString target = QDir::isAbsolutePath(QString::fromUtf8(t.text)) ? QString::fromUtf8(t.text)
                                                                                : dir.filePath(QString::fromUtf8(t.text));
-        const QString targetCanonical = QFileInfo(target).canonicalFilePath();
+        QString targetCanonical = QFileInfo(target).canonicalFilePath();
+        if (targetCanonical.isEmpty() && m_sources.hasText(target))
+            targetCanonical = QDir::cleanPath(QFileInfo(target).absoluteFilePath());
         if (depth + 1 >= kMaxIncludeDepth)
             reject(path, t.line, {}, QStringLiteral("too many levels of included rules"));
         else if (!targetCanonical.isEmpty() && stack.contains(targetCanonical))
@@ -122,6 +127,12 @@ bool YaraLoader::tokenize(const QString &path, int depth, QStringList &stack, st
     }
     stack.pop_back();
     return true;
+}
+
+void YaraLoader::loadText(const QString &path, const QByteArray &text)
+{
+    m_sources.setText(path, text);
+    load(path);
 }
 
 void YaraLoader::load(const QString &path)
@@ -159,6 +170,8 @@ void YaraLoader::load(const QString &path)
                                                    : QStringLiteral("%1:%2").arg(file).arg(item.line);
             reject(ruleFile, item.rule.line, QString::fromUtf8(item.rule.name),
                    QStringLiteral("%1: %2").arg(where, item.message));
+            if (file == ruleFile)
+                m_set.rejections.back().errorLine = item.line;
             break;
         }
         case YaraParser::Item::Kind::Rule:
@@ -196,6 +209,7 @@ void YaraLoader::addRule(const YaraRuleDecl &decl)
 
     std::vector<Pattern> patterns;
     QString error;
+    int errorLine = 0;
     QStringList warnings;
     for (const YaraStringDecl &s : decl.strings) {
         YaraStringCompiler::Result r = YaraStringCompiler::compile(s);
@@ -203,6 +217,7 @@ void YaraLoader::addRule(const YaraRuleDecl &decl)
             warnings.push_back(r.warning);
         if (!r.error.isEmpty()) {
             error = QStringLiteral("line %1: string %2: %3").arg(s.line).arg(QString::fromUtf8(s.id), r.error);
+            errorLine = s.line;
             break;
         }
         Pattern p;
@@ -246,11 +261,14 @@ void YaraLoader::addRule(const YaraRuleDecl &decl)
             std::const_pointer_cast<YaraString>(patterns[i].yara)->fixedOffset = *uses[i].fixedOffset;
     if (!error.isEmpty()) {
         reject(file, decl.line, name, error);
+        m_set.rejections.back().errorLine = errorLine;
         return;
     }
     // As yara prints them, after the file and line: the rule still runs.
-    for (const QString &w : warnings)
+    for (const QString &w : warnings) {
         m_set.notes.push_back(QStringLiteral("warning: %1:%2: rule %3: %4").arg(file).arg(decl.line).arg(name, w));
+        m_set.warnings.push_back({ file, decl.line, name, w });
+    }
     collectWildcards(decl.condition.get(), m_wildcards);
     const int index = int(m_set.rules.size());
     for (Pattern &p : patterns) {

@@ -12,7 +12,7 @@ RuleSetup RuleSetup::run(const Options &options)
 {
     RuleSetup s;
     const auto t0 = std::chrono::steady_clock::now();
-    s.rules = RuleLoader::loadFiles(options.files, options.externals);
+    s.rules = RuleLoader::loadFiles(options.files, options.externals, options.sources);
     s.loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     CompileOptions compile = options.compile;
     if (options.groupingCache)

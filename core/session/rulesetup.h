@@ -6,6 +6,7 @@
 #include <QStringList>
 
 #include "automata/patterncatalog.h"
+#include "rules/rulesources.h"
 #include "rules/ruleset.h"
 #include "rules/yaraconditioncompiler.h"
 
@@ -23,6 +24,7 @@ public:
     {
         QStringList files;
         YaraExternals externals;
+        RuleSources sources;     ///< texts loaded instead of some of `files` (an editor's unsaved buffers)
         CompileOptions compile;  ///< threads, state budgets (tableless and the hint folder are set from below)
         bool fullDfas = false;   ///< --gpu-dfas: every string in DFA tables
         bool groupingCache = true; ///< the user's cache of groupings and DFAs (PatternCatalog::defaultGroupingHintDir)

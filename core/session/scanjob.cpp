@@ -49,6 +49,7 @@ struct Request
     QOffscreenSurface *fallbackSurface = nullptr;
     YaraExternals externals;
     DeviceChoice devices;
+    RuleSources sources;
 };
 
 } // namespace
@@ -242,6 +243,7 @@ void ScanJob::Worker::run(const Request &request)
     RuleSetup::Options options;
     options.files = request.ruleFiles;
     options.externals = request.externals;
+    options.sources = request.sources;
     options.compile.threads = request.params.threads;
     const RuleSetup setup = RuleSetup::run(options);
     const RuleSet &rules = setup.rules;
@@ -399,7 +401,8 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
     }
     m_running = true;
     m_worker->reset();
-    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface, m_externals, m_devices };
+    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface, m_externals, m_devices,
+                      m_sources };
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, request] { worker->run(request); }, Qt::QueuedConnection);
 }
@@ -407,6 +410,11 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
 void ScanJob::setDevices(const DeviceChoice &devices)
 {
     m_devices = devices;
+}
+
+void ScanJob::setRuleSources(const RuleSources &sources)
+{
+    m_sources = sources;
 }
 
 void ScanJob::setExternals(const YaraExternals &externals)

@@ -16,6 +16,7 @@
 #include "gpu/gpudeviceinfo.h"
 #include "report/fileverdict.h"
 #include "report/hitrow.h"
+#include "rules/rulesources.h"
 #include "rules/yaraconditioncompiler.h"
 #include "scan/filewalker.h"
 
@@ -60,6 +61,9 @@ public Q_SLOTS:
     void setParams(const Hitscope::LaunchParams &params);
     /// YARA external variables (yara's -d) for the scans started after this call.
     void setExternals(const Hitscope::YaraExternals &externals);
+    /// Texts the scans started after this call load instead of rule files on disk (an editor's unsaved buffer
+    /// for its path; RuleSources): nothing is written to the user's folders.
+    void setRuleSources(const Hitscope::RuleSources &sources);
     /// The GPU devices the next start() uses (default: every hardware GPU; see DevicePool::choose).
     void setDevices(const Hitscope::DeviceChoice &devices);
     void cancel();
@@ -86,6 +90,7 @@ private:
     Worker *m_worker = nullptr;
     bool m_running = false;
     Hitscope::YaraExternals m_externals;
+    Hitscope::RuleSources m_sources;
     Hitscope::DeviceChoice m_devices;
     /// OpenGL fallback surface for a device made on the worker thread: it must come from the GUI thread.
     QOffscreenSurface *m_fallbackSurface = nullptr;
