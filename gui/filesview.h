@@ -5,6 +5,8 @@
 #include <QPointer>
 #include <QWidget>
 
+#include "hexview.h"
+#include "moduleview.h"
 #include "report/filereport.h"
 
 class QAction;
@@ -22,9 +24,7 @@ class QTimer;
 namespace Hitscope {
 
 class FilesTableModel;
-class HexView;
 class HitsTableModel;
-class ModuleView;
 
 /**
  * Triage: one row per file that matched, with its score, rules and tags, sorted by score; a filter on path,

@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QTimer>
 
 #include "latencyprobe.h"
@@ -55,10 +56,13 @@ int main(int argc, char **argv)
         QStringLiteral("view"),
         QApplication::translate("main", "Show this view of the results: files (the top file selected), hits, rules or problems."),
         QStringLiteral("NAME"));
+    const QCommandLineOption edit(
+        QStringLiteral("edit"), QApplication::translate("main", "Open a rule file in the rule editor."),
+        QStringLiteral("FILE"));
     const QCommandLineOption measureLatency(
         QStringLiteral("measure-latency"),
         QApplication::translate("main", "Print the GUI thread's event-loop latency during a scan to stdout when it ends."));
-    parser.addOptions({rules, scan, engine, backend, devices, screenshot, view, measureLatency});
+    parser.addOptions({rules, scan, engine, backend, devices, screenshot, view, edit, measureLatency});
     parser.addPositionalArgument(QStringLiteral("PATH"), QApplication::translate("main", "Folders or files to scan."),
                                  QStringLiteral("[PATH...]"));
     parser.process(app);
@@ -148,6 +152,8 @@ int main(int argc, char **argv)
         QObject::connect(window.scanJob(), &Hitscope::ScanJob::failed, &window, save);
     }
     window.show();
+    if (parser.isSet(edit))
+        window.openRuleEditor(QFileInfo(parser.value(edit)).absoluteFilePath());
     if (parser.isSet(scan))
         QTimer::singleShot(0, &window, &Hitscope::MainWindow::onScan);
     return app.exec();

@@ -46,6 +46,7 @@
 #include "report/hitstablemodel.h"
 #include "report/rulesummarymodel.h"
 #include "report/telemetrylog.h"
+#include "ruleeditor.h"
 #include "rulesetpanel.h"
 #include "sweepdialog.h"
 #include "session/scanjob.h"
@@ -196,6 +197,10 @@ void MainWindow::setupMenus()
     m_exportTelemetryAction->setToolTip(tr("Save the per-batch telemetry as JSON lines (.json, .jsonl) or CSV (.csv)"));
 
     auto *tools = menuBar()->addMenu(tr("&Tools"));
+    m_ruleEditorAction = tools->addAction(tr("Rule &editor…"), this, [this] { openRuleEditor(); });
+    m_ruleEditorAction->setShortcut(QKeySequence(tr("Ctrl+E")));
+    m_ruleEditorAction->setToolTip(tr("Write and test rules: errors as you type, Test on the files selected in the "
+                                      "Files tab"));
     tools->addAction(tr("Parameter &sweep…"), this, [this] {
         QByteArrayList targets;
         const QStringList paths = m_dropZone->paths();
@@ -502,6 +507,16 @@ void MainWindow::setupLayout()
     connect(m_files, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateTabTitles);
     connect(m_files, &QAbstractItemModel::modelReset, this, &MainWindow::updateTabTitles);
     connect(m_filesView, &FilesView::exportRequested, this, &MainWindow::onExportFiles);
+    connect(m_rules, &RuleSetPanel::editRequested, this, &MainWindow::openRuleEditor);
+    connect(m_filesView, &FilesView::selectionChanged, this, [this](const QByteArrayList &paths) {
+        if (m_editor)
+            m_editor->setSelection(paths);
+    });
+    connect(m_params, &LaunchParamsPanel::paramsChanged, this, &MainWindow::syncRuleEditor);
+    connect(m_params, &LaunchParamsPanel::engineChanged, this, &MainWindow::syncRuleEditor);
+    connect(m_params, &LaunchParamsPanel::backendChanged, this, &MainWindow::syncRuleEditor);
+    connect(m_params, &LaunchParamsPanel::devicesChanged, this, &MainWindow::syncRuleEditor);
+    connect(m_rules, &RuleSetPanel::externalsChanged, this, &MainWindow::syncRuleEditor);
     connect(m_dropZone, &DropZone::pathsChanged, this, [this] { setRunning(m_running); });
     connect(m_rules, &RuleSetPanel::ruleFilesChanged, this, [this] { setRunning(m_running); });
     updateTabTitles();
@@ -694,6 +709,45 @@ void MainWindow::warn(const QString &title, const QString &text)
     box->open();
 }
 
+RuleEditor *MainWindow::ruleEditor()
+{
+    if (!m_editor) {
+        // A window of its own, owned by this one: rules are written beside the results, not instead of them.
+        m_editor = new RuleEditor(this);
+        m_editor->setWindowFlag(Qt::Window);
+        m_editor->resize(900, 760);
+        m_editor->setSelection(m_filesView->selectedPaths());
+        syncRuleEditor();
+    }
+    return m_editor;
+}
+
+void MainWindow::openRuleEditor(const QString &path)
+{
+    RuleEditor *editor = ruleEditor();
+    editor->show();
+    editor->raise();
+    editor->activateWindow();
+    if (path.isEmpty() || QFileInfo(path) == QFileInfo(editor->filePath()) || !editor->maybeSave())
+        return;
+    QString error;
+    if (!editor->openFile(path, &error))
+        warn(tr("Cannot open %1").arg(QDir::toNativeSeparators(path)), error);
+}
+
+void MainWindow::syncRuleEditor()
+{
+    // Test on selection scans as the window would: the same engine, parameters, devices and externals.
+    if (!m_editor)
+        return;
+    m_editor->setEngine(m_params->engine(), m_params->backend());
+    m_editor->setLaunchParams(m_params->params());
+    QString devicesError;
+    if (m_params->devicesValid(&devicesError))
+        m_editor->setDevices(m_params->devices());
+    m_editor->setExternals(m_rules->externals());
+}
+
 QStringList MainWindow::viewNames()
 {
     return { QStringLiteral("files"), QStringLiteral("hits"), QStringLiteral("rules"), QStringLiteral("problems") };
@@ -730,6 +784,10 @@ void MainWindow::updateTabTitles()
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
+    if (m_editor && !m_editor->maybeSave()) {
+        event->ignore();
+        return;
+    }
     if (m_exportThread) {
         const auto answer = QMessageBox::question(
             this, tr("Export hits"), tr("Hits are still being exported. Quit anyway? The export is cancelled and no file is written."));

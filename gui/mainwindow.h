@@ -34,6 +34,7 @@ class HitsView;
 class LatencyProbe;
 class LaunchParamsPanel;
 class ProblemsPanel;
+class RuleEditor;
 class RuleSetPanel;
 class RuleSummaryModel;
 class ScanJob;
@@ -58,6 +59,9 @@ public:
     FilesView *filesView() const { return m_filesView; }
     FilesTableModel *filesModel() const { return m_files; }
     QTabWidget *resultTabs() const { return m_tabs; }
+    /// The rule editor's window (made on first use).
+    RuleEditor *ruleEditor();
+    QAction *ruleEditorAction() const { return m_ruleEditorAction; }
     RuleSummaryModel *ruleSummaryModel() const { return m_ruleSummary; }
     /// Every batch of the last (or running) scan, for export; the charts keep only a window.
     const QVector<BatchTelemetry> &telemetry() const;
@@ -92,6 +96,8 @@ public Q_SLOTS:
     /// hitsExportFinished().
     void exportHitsTo(const QString &path);
     void onExportTelemetry();
+    /// Shows the rule editor; with a path, opens that file in it (after asking about unsaved changes).
+    void openRuleEditor(const QString &path = {});
     /// Asks where, then writes the Files view's list as HTML, JSON or CSV (by the name's suffix).
     void onExportFiles();
     /// Opens the hex view of the hit at `index` of the hits table (a proxy index).
@@ -114,6 +120,7 @@ private:
     void setupLayout();
     void connectJob();
     void setRunning(bool running);
+    void syncRuleEditor();
     void applyChartsOpenGl();
     void showBanner(const QString &text);
     void warn(const QString &title, const QString &text);
@@ -148,6 +155,8 @@ private:
     QAction *m_exportHitsAction = nullptr;
     QAction *m_exportTelemetryAction = nullptr;
     QAction *m_chartsOpenGlAction = nullptr;
+    QAction *m_ruleEditorAction = nullptr;
+    RuleEditor *m_editor = nullptr;
     RuleSummaryModel *m_ruleSummary = nullptr;
     LatencyProbe *m_latency = nullptr;
     TelemetryLog *m_telemetry = nullptr; // the scan's batches: what the charts plot and the export writes

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QDir>
+#include <QFileInfo>
 #include <QDragEnterEvent>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -40,6 +41,10 @@
 #include "report/hitstablemodel.h"
 #include "report/rulesummarymodel.h"
 #include "report/telemetrylog.h"
+#include "codeeditor.h"
+#include "filesview.h"
+#include "ruleeditor.h"
+#include "ruletestpanel.h"
 #include "rulesetpanel.h"
 #include "session/scanjob.h"
 #include "settings.h"
@@ -158,6 +163,7 @@ private Q_SLOTS:
     void testExternalsReachTheRules();
     void testTwoDevicesOneSeriesEach();
     void testTimelineStagesAndSelection();
+    void testRuleEditorTestsTheSelectedFiles();
 
 private:
     void prepareScan(const QString &folder, qint64 batchBytes);
@@ -671,6 +677,70 @@ void TestMainWindow::testExternalsReachTheRules()
     QCOMPARE(rejected.count(), 0);
     QCOMPARE(m_window->hitsModel()->totalHits(), 1);
     QCOMPARE(m_window->hitsModel()->hit(0).rule, QStringLiteral("tagged"));
+}
+
+// From the window to the editor and back: a rule file of the panel opens in the editor, the files selected in
+// the Files tab are what Test on selection scans, with the unsaved text; closing asks about that text.
+void TestMainWindow::testRuleEditorTestsTheSelectedFiles()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString rules = dir.filePath(QStringLiteral("rules.yar"));
+    QVERIFY(TestUtil::writeFile(rules, "rule Needle { strings: $n = \"needle\" condition: $n }\n"));
+    const QString files = dir.filePath(QStringLiteral("files"));
+    QVERIFY(QDir().mkpath(files));
+    QVERIFY(TestUtil::writeFile(files + QStringLiteral("/one.txt"), "a needle, a thread"));
+    QVERIFY(TestUtil::writeFile(files + QStringLiteral("/two.txt"), "needles and thread"));
+    QVERIFY(TestUtil::writeFile(files + QStringLiteral("/three.txt"), "nothing"));
+    m_window->ruleSetPanel()->addRuleFiles({ rules });
+    m_window->dropZone()->addPaths({ files });
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    QVERIFY(m_window->onScan());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QCOMPARE(m_window->filesModel()->rowCount(), 2);
+
+    Q_EMIT m_window->ruleSetPanel()->editRequested(rules); // as a double click on the file does
+    RuleEditor *editor = m_window->ruleEditor();
+    QVERIFY(editor->isVisible());
+    QVERIFY(editor->isWindow());
+    QCOMPARE(editor->filePath(), rules);
+    QVERIFY(!editor->testAction()->isEnabled()); // nothing selected yet
+
+    m_window->showView(QStringLiteral("files")); // selects the top file
+    QCOMPARE(m_window->filesView()->selectedPaths().size(), 1);
+    QVERIFY(editor->testAction()->isEnabled());
+    m_window->filesView()->table()->selectAll();
+    QCOMPARE(m_window->filesView()->selectedPaths().size(), 2);
+
+    // "thread" is in both files; the rule on disk still looks for "needle".
+    editor->editor()->selectAll(); // as typed over, not loaded: the text is modified
+    editor->editor()->insertPlainText(QStringLiteral("rule Thread { strings: $t = \"thread\" condition: $t }\n"));
+    QSignalSpy tested(editor->testPanel(), &RuleTestPanel::testFinished);
+    editor->testAction()->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(tested.count(), 1, 60000);
+    QVERIFY(tested.first().first().toBool());
+    const HitsTableModel *hits = editor->testPanel()->model();
+    QCOMPARE(hits->totalHits(), 2);
+    std::set<std::pair<QString, qint64>> got;
+    for (int i = 0; i < hits->totalHits(); ++i) {
+        QCOMPARE(hits->hit(i).rule, QStringLiteral("Thread"));
+        got.insert({ QFileInfo(QString::fromUtf8(hits->hit(i).path)).fileName(), hits->hit(i).offset });
+    }
+    QVERIFY(got == (std::set<std::pair<QString, qint64>> { { QStringLiteral("one.txt"), 12 }, { QStringLiteral("two.txt"), 12 } }));
+    QFile onDisk(rules);
+    QVERIFY(onDisk.open(QIODevice::ReadOnly));
+    QVERIFY(onDisk.readAll().contains("Needle")); // tested without saving
+
+    // Closing the window over unsaved rules asks; Cancel keeps both open.
+    QVERIFY(editor->isModified());
+    int asked = 0;
+    editor->setSaveQuestion([&asked](const QString &) { ++asked; return QMessageBox::Cancel; });
+    QVERIFY(!m_window->close());
+    QCOMPARE(asked, 1);
+    QVERIFY(m_window->isVisible());
+    editor->setSaveQuestion([&asked](const QString &) { ++asked; return QMessageBox::Discard; });
+    QVERIFY(m_window->close());
+    QCOMPARE(asked, 2);
 }
 
 QTEST_MAIN(TestMainWindow)
