@@ -121,11 +121,12 @@ QString bytesWord(int n)
     return n == 1 ? QStringLiteral("1 byte") : QStringLiteral("%1 bytes").arg(n);
 }
 
-QString gapText(const Node &n)
+// "an unbounded repeat of almost any byte ([2-])", "a repeat of up to 300 bytes of almost any byte ([0-300])".
+QString gapText(const QString &what, const Node &n)
 {
     if (n.max < 0)
-        return QStringLiteral("unbounded (%1 or more bytes of anything)").arg(n.min);
-    return QStringLiteral("of up to %1 bytes of anything ([%2-%3])").arg(n.max).arg(n.min).arg(n.max);
+        return QStringLiteral("an unbounded %1 of almost any byte ([%2-])").arg(what).arg(n.min);
+    return QStringLiteral("a %1 of up to %2 bytes of almost any byte ([%3-%4])").arg(what).arg(n.max).arg(n.min).arg(n.max);
 }
 
 PatternInfo infoOf(const RuleSet &rules, int p, const PatternCatalog *catalog)
@@ -192,11 +193,11 @@ void shapeWarnings(const RuleSet &rules, int p, std::vector<RuleCostWarning> &ou
     };
     const int lead = leadingGap(re, re.root, 0);
     if (lead >= 0)
-        add(Kind::LeadingRepeat, QStringLiteral("starts with a repeat %1 (like .*): each match's start is looked for "
-                                                "far back")
-                                     .arg(gapText(re.nodes[size_t(lead)])));
+        add(Kind::LeadingRepeat, QStringLiteral("starts with %1, like .*: each match's start is looked for far back")
+                                     .arg(gapText(QStringLiteral("repeat"), re.nodes[size_t(lead)])));
     if (const int gap = longestGap(re, re.root, lead, 0); gap >= 0)
-        add(Kind::LargeJump, QStringLiteral("a jump %1: each candidate is followed that far").arg(gapText(re.nodes[size_t(gap)])));
+        add(Kind::LargeJump, QStringLiteral("%1: each candidate is followed that far")
+                                 .arg(gapText(QStringLiteral("jump"), re.nodes[size_t(gap)])));
     const int n = forms(re, re.root, 0);
     if (n <= RuleCost::kManyForms)
         return;

@@ -49,11 +49,12 @@ private Q_SLOTS:
                                << QStringLiteral("\\x00\\x00");
         QTest::addRow("a regex of a single letter class") << QByteArray("$s = /[a-z]+/") << K::NoAtom
                                                           << QStringLiteral("walks every byte");
-        QTest::addRow("a leading .*") << QByteArray("$s = /.*password=/") << K::LeadingRepeat << QStringLiteral("like .*");
+        QTest::addRow("a leading .*") << QByteArray("$s = /.*password=/") << K::LeadingRepeat
+                                      << QStringLiteral("starts with an unbounded repeat of almost any byte ([0-]), like .*");
         QTest::addRow("a leading [^x]*") << QByteArray("$s = /[^\\n]*secret_token/") << K::LeadingRepeat
-                                         << QStringLiteral("unbounded");
+                                         << QStringLiteral("unbounded repeat");
         QTest::addRow("a long jump") << QByteArray("$s = { 4D 5A 90 00 [0-5000] 50 45 00 00 }") << K::LargeJump
-                                     << QStringLiteral("[0-5000]");
+                                     << QStringLiteral("a jump of up to 5000 bytes of almost any byte ([0-5000])");
         QTest::addRow("xor") << QByteArray("$s = \"This program cannot\" xor") << K::ManyForms
                              << QStringLiteral("256 forms (xor keys 0-255)");
         QTest::addRow("xor wide ascii") << QByteArray("$s = \"This program cannot\" xor wide ascii") << K::ManyForms
