@@ -9,6 +9,7 @@
 
 #include "modules/moduleaccess.h"
 #include "modules/moduleruntime.h"
+#include "util/elapsed.h"
 
 namespace Hitscope {
 
@@ -131,6 +132,17 @@ RuleEvaluator::RuleEvaluator(const RuleSet &rules, const std::vector<int> &rejec
 
 RuleEvaluator::~RuleEvaluator() = default;
 
+void RuleEvaluator::setProfiling(bool on)
+{
+    m_tally.reset();
+    if (!on)
+        return;
+    m_tally = std::make_unique<RuleTally>();
+    m_tally->conditionNs.assign(m_rules.rules.size(), 0);
+    m_tally->files.assign(m_rules.rules.size(), 0);
+    m_tally->matches.assign(m_rules.rules.size(), 0);
+}
+
 bool RuleEvaluator::readsModules(const RuleSet &rules)
 {
     return std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule &rule) {
@@ -171,6 +183,8 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
             }
             matches.push_back({ h.offset, h.length });
         }
+        if (m_tally)
+            ++m_tally->matches[size_t(p.ruleIndex)];
     }
     for (const auto &[pattern, count] : file.counts) {
         const Pattern &p = m_rules.patterns[size_t(pattern)];
@@ -179,6 +193,8 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
             continue;
         touch(p.ruleIndex);
         m_counts[size_t(p.ruleIndex)][size_t(m_localIndex[size_t(pattern)])] = std::min<int64_t>(count, kMaxStringMatches);
+        if (m_tally)
+            m_tally->matches[size_t(p.ruleIndex)] += std::min<int64_t>(count, kMaxStringMatches);
         if (count > kMaxStringMatches)
             file.capped.push_back(pattern);
     }
@@ -186,6 +202,9 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
         for (size_t r = 0; r < m_rules.rules.size(); ++r)
             if (m_hit[r])
                 file.rules.push_back(int(r));
+        if (m_tally)
+            for (int r : file.rules)
+                ++m_tally->files[size_t(r)];
         return;
     }
 
@@ -203,6 +222,9 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
     evaluateFrom(0, context, current, file, known);
     for (size_t r = 0; r < m_rules.rules.size(); ++r) {
         const Rule &rule = m_rules.rules[r];
+        // A private rule that holds matches the file, unreported.
+        if (m_tally && m_result[r] && !(rule.isYara() && m_failedGlobal[size_t(m_namespace[r])]))
+            ++m_tally->files[r];
         if (rule.isYara() && (rule.isPrivate || m_failedGlobal[size_t(m_namespace[r])]))
             m_result[r] = 0;
         if (m_result[r])
@@ -235,6 +257,13 @@ void RuleEvaluator::evaluate(FileResult &file, std::span<const uint8_t> known)
     m_touched.clear();
 }
 
+void RuleEvaluator::addConditionNs(size_t rule, Clock::time_point since, int64_t timedInside)
+{
+    const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count() - timedInside;
+    m_tally->conditionNs[rule] += ns;
+    m_tally->timedNs += ns;
+}
+
 void RuleEvaluator::evaluateFrom(size_t first, ConditionContext &context, size_t &current, FileResult &file,
                                  std::span<const uint8_t> known)
 {
@@ -250,9 +279,15 @@ void RuleEvaluator::evaluateFrom(size_t first, ConditionContext &context, size_t
         } else {
             context.strings = &m_matches[r];
             context.counts = &m_counts[r];
+            const auto c0 = m_tally ? Clock::now() : Clock::time_point {};
             try {
                 m_result[r] = !m_disabled[r] && rule.condition->evaluate(context) ? 1 : 0;
+                if (m_tally)
+                    addConditionNs(r, c0);
             } catch (const ModulesNeeded &) {
+                // The rules from r on are timed again inside; what is left is libyara loading the file's modules,
+                // which this rule's condition asked for.
+                const int64_t timedBefore = m_tally ? m_tally->timedNs : 0;
                 // Conditions have no side effects: this one is evaluated again, with the modules loaded. A file
                 // whose modules libyara cannot load reads them all as undefined.
                 const bool loaded = m_modules->run(
@@ -267,6 +302,8 @@ void RuleEvaluator::evaluateFrom(size_t first, ConditionContext &context, size_t
                     evaluateFrom(r, context, current, file, known);
                 }
                 context.modules = nullptr;
+                if (m_tally)
+                    addConditionNs(r, c0, m_tally->timedNs - timedBefore);
                 return;
             }
         }
