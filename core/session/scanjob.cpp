@@ -49,6 +49,7 @@ struct Request
     QOffscreenSurface *fallbackSurface = nullptr;
     YaraExternals externals;
     DeviceChoice devices;
+    bool profiling = false;
 };
 
 } // namespace
@@ -119,7 +120,8 @@ private:
     void reportRules(const RuleSetup &setup);
     bool chooseGpu(const Request &request, std::unique_ptr<Engine> &gpu);
     static void addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed, QVector<HitRow> &rows);
-    void finish(const ScanSummary &summary, const QString &stopped);
+    /// `profile`, when profiled, goes out just before finished().
+    void finish(const ScanSummary &summary, const QString &stopped, const RuleProfile *profile);
 
     ScanJob *const m_job;
     std::atomic_bool m_cancelled { false };
@@ -211,13 +213,15 @@ void ScanJob::Worker::addRows(const FileResult &fr, const RuleSet &rules, std::v
         listed[size_t(rules.patterns[size_t(h.pattern)].ruleIndex)] = 0;
 }
 
-void ScanJob::Worker::finish(const ScanSummary &summary, const QString &stopped)
+void ScanJob::Worker::finish(const ScanSummary &summary, const QString &stopped, const RuleProfile *profile)
 {
     if (!summary.error.isEmpty()) {
         fail(summary.error);
     } else if (summary.cancelled || m_cancelled) {
         fail(stopped, true);
     } else {
+        if (profile)
+            post([job = m_job, p = *profile] { Q_EMIT job->profileReady(p); });
         post([job = m_job, s = summary] {
             job->m_running = false;
             Q_EMIT job->finished(s.files, s.bytes, s.hits, s.wallMs);
@@ -279,6 +283,7 @@ void ScanJob::Worker::run(const Request &request)
     });
 
     Scanner scanner(rules, catalog, engine);
+    scanner.setProfiling(request.profiling);
     LaunchParams params;
     {
         std::lock_guard lock(m_mutex);
@@ -327,8 +332,7 @@ void ScanJob::Worker::run(const Request &request)
     }
     if (!rows.isEmpty())
         post([job, r = std::exchange(rows, {})] { Q_EMIT job->hitsAvailable(r); });
-
-    finish(summary, stopped);
+    finish(summary, stopped, request.profiling ? &scanner.profile() : nullptr);
 }
 
 ScanJob::ScanJob(QObject *parent)
@@ -341,6 +345,7 @@ ScanJob::ScanJob(QObject *parent)
     qRegisterMetaType<WalkOptions>();
     qRegisterMetaType<EngineChoice>();
     qRegisterMetaType<GpuBackend>();
+    qRegisterMetaType<RuleProfile>();
 
     m_thread.setObjectName(QStringLiteral("Hitscope scan"));
     m_worker = new Worker(this);
@@ -382,7 +387,8 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
     }
     m_running = true;
     m_worker->reset();
-    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface, m_externals, m_devices };
+    Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface, m_externals, m_devices,
+                      m_profiling };
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, request] { worker->run(request); }, Qt::QueuedConnection);
 }
@@ -390,6 +396,11 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
 void ScanJob::setDevices(const DeviceChoice &devices)
 {
     m_devices = devices;
+}
+
+void ScanJob::setProfiling(bool on)
+{
+    m_profiling = on;
 }
 
 void ScanJob::setExternals(const YaraExternals &externals)
