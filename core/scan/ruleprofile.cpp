@@ -8,9 +8,10 @@ namespace Hitscope {
 namespace {
 const QLatin1String kManyMatches("many matches: ");
 const QLatin1String kCondition("its condition: ");
+const QLatin1String kResolve("finding where its matches start: ");
 // A few matches in a tiny scan are not many, whatever their density.
 constexpr int64_t kLeastDenseHits = 100;
-// A condition below this is not worth a word, whatever its share.
+// A condition (or resolving) below this is not worth a word, whatever its share.
 constexpr double kLeastConditionMs = 1;
 } // namespace
 
@@ -35,12 +36,20 @@ QStringList RuleProfile::measuredReasons(const RuleProfileRow &row, int64_t byte
     const double total = row.totalMs();
     if (row.conditionMs >= kLeastConditionMs && row.conditionMs > total / 2)
         out << kCondition + QStringLiteral("%1% of its time").arg(qRound(100 * row.conditionMs / total));
+    // A few matches whose starts take milliseconds each: a pattern whose start finding walks far back or builds
+    // much before its first answer.
+    if (row.resolveMs >= kLeastConditionMs && row.resolveMs > total / 2) {
+        QString text = kResolve + QStringLiteral("%1% of its time").arg(qRound(100 * row.resolveMs / total));
+        if (row.hits > 0)
+            text += QStringLiteral(" (%1 ms a match)").arg(row.resolveMs / double(row.hits), 0, 'g', 2);
+        out << text;
+    }
     return out;
 }
 
 bool RuleProfile::isMeasuredReason(const QString &reason)
 {
-    return reason.startsWith(kManyMatches) || reason.startsWith(kCondition);
+    return reason.startsWith(kManyMatches) || reason.startsWith(kCondition) || reason.startsWith(kResolve);
 }
 
 } // namespace Hitscope

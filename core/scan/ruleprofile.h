@@ -50,8 +50,8 @@ struct RuleProfile
     static constexpr int64_t kManyHits = 10000;
     /// Rows ordered slowest first (totalMs, then rule order).
     void sort();
-    /// The reasons measured in a scan: many matches (over kManyHits, or one per KiB scanned), a condition that
-    /// takes most of the rule's time. They depend on the totals, so a merge of parts drops them (isMeasuredReason)
+    /// The reasons measured in a scan: many matches (over kManyHits, or one per KiB scanned), a condition or the
+    /// finding of its matches' starts that takes most of the rule's time. They depend on the totals, so a merge of parts drops them (isMeasuredReason)
     /// and asks again.
     static QStringList measuredReasons(const RuleProfileRow &row, int64_t bytes);
     static bool isMeasuredReason(const QString &reason);

@@ -45,6 +45,8 @@ private Q_SLOTS:
         using K = RuleCostWarning::Kind;
         QTest::addRow("a one-byte hex string") << QByteArray("$s = { 41 }") << K::ShortAtom << QStringLiteral("1 byte (\"A\")");
         QTest::addRow("a two-byte text string") << QByteArray("$s = \"ab\"") << K::ShortAtom << QStringLiteral("2 bytes");
+        QTest::addRow("three letters of either case")
+            << QByteArray("$s = \"GET\" nocase") << K::ShortAtom << QStringLiteral("3 bytes (\"[Gg][Ee][Tt]\")");
         QTest::addRow("zeros") << QByteArray("$s = { 00 00 00 00 00 00 }") << K::CommonAtom
                                << QStringLiteral("\\x00\\x00");
         QTest::addRow("a regex of a single letter class") << QByteArray("$s = /[a-z]+/") << K::NoAtom

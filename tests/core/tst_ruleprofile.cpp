@@ -189,6 +189,47 @@ private Q_SLOTS:
         m_catalog = PatternCatalog::compile(m_rules);
     }
 
+    // The reasons measured in a scan, from a row's figures alone (a merge of parts asks again on the sums).
+    void measuredReasons_data()
+    {
+        QTest::addColumn<qint64>("hits");
+        QTest::addColumn<qint64>("bytes");
+        QTest::addColumn<double>("conditionMs");
+        QTest::addColumn<double>("resolveMs");
+        QTest::addColumn<QStringList>("reasons");
+        QTest::addRow("nothing to say") << qint64(50) << qint64(1 << 20) << 0.5 << 0.5 << QStringList();
+        QTest::addRow("over 10,000 matches") << qint64(20000) << qint64(1 << 30) << 0.0 << 0.0
+                                             << QStringList { QStringLiteral("many matches: 20000 (one per 53687 bytes scanned)") };
+        QTest::addRow("one per KiB") << qint64(2000) << qint64(1 << 20) << 0.0 << 0.0
+                                     << QStringList { QStringLiteral("many matches: 2000 (one per 524 bytes scanned)") };
+        QTest::addRow("a few in a tiny scan") << qint64(20) << qint64(100) << 0.0 << 0.0 << QStringList();
+        QTest::addRow("a slow condition") << qint64(1) << qint64(1 << 20) << 3.0 << 1.0
+                                          << QStringList { QStringLiteral("its condition: 75% of its time") };
+        QTest::addRow("slow starts") << qint64(4) << qint64(1 << 20) << 0.0 << 8.0
+                                     << QStringList { QStringLiteral("finding where its matches start: 100% of its time "
+                                                                     "(2 ms a match)") };
+    }
+
+    void measuredReasons()
+    {
+        QFETCH(qint64, hits);
+        QFETCH(qint64, bytes);
+        QFETCH(double, conditionMs);
+        QFETCH(double, resolveMs);
+        QFETCH(QStringList, reasons);
+        RuleProfileRow row;
+        row.engineMs = 0.0;
+        row.hits = hits;
+        row.conditionMs = conditionMs;
+        row.resolveMs = resolveMs;
+        const QStringList got = RuleProfile::measuredReasons(row, bytes);
+        QCOMPARE(got, reasons);
+        for (const QString &r : got)
+            QVERIFY(RuleProfile::isMeasuredReason(r));
+        QVERIFY(!RuleProfile::isMeasuredReason(QStringLiteral("$a: its atom is 1 byte (\"x\"): it is checked wherever "
+                                                               "that occurs")));
+    }
+
     void offByDefaultAndOutputTheSame()
     {
         CpuEngine cpu;
