@@ -137,11 +137,12 @@ class TestRuleProfile : public QObject
         QVERIFY2(slow->reasons.contains(QStringLiteral("$a: its atom is 1 byte (\"x\"): it is checked wherever that "
                                                        "occurs")),
                  qPrintable(describe(profile)));
+        // Its 200,000 steps against a test each: a margin for a cheap condition that the scheduler interrupts.
         const RuleProfileRow *heavy = rowOf(profile, QStringLiteral("heavy_condition"));
         QVERIFY(heavy->conditionMs > 0);
         for (const RuleProfileRow &row : profile.rows) {
             if (row.name != heavy->name)
-                QVERIFY2(heavy->conditionMs > 10 * row.conditionMs, qPrintable(describe(profile)));
+                QVERIFY2(heavy->conditionMs > 2 * row.conditionMs, qPrintable(describe(profile)));
             if (row.name.startsWith(QLatin1String("cheap")))
                 QVERIFY2(row.reasons.isEmpty(), qPrintable(describe(profile)));
         }
