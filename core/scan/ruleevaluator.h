@@ -55,6 +55,8 @@ private:
                       std::span<const uint8_t> known);
     /// Marks a rule whose buffers the current file fills, so that they are cleared afterwards.
     void touch(int rule);
+    /// Tallies the file's matches per rule: YARA strings' as recorded (capped as YARA caps them), list rules' hits.
+    void tallyMatches(const std::vector<Hit> &hits);
     /// Tallies the time since `since` but `timedInside` (tallied already) as `rule`'s condition's.
     void addConditionNs(size_t rule, Clock::time_point since, int64_t timedInside = 0);
 

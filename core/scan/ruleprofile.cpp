@@ -13,6 +13,8 @@ const QLatin1String kResolve("finding where its matches start: ");
 constexpr int64_t kLeastDenseHits = 100;
 // A condition (or resolving) below this is not worth a word, whatever its share.
 constexpr double kLeastConditionMs = 1;
+// Finding a start takes microseconds: a YARA string's at most a few (HitResolver), a literal's less.
+constexpr double kSlowStartMs = 0.1;
 } // namespace
 
 void RuleProfile::sort()
@@ -36,9 +38,10 @@ QStringList RuleProfile::measuredReasons(const RuleProfileRow &row, int64_t byte
     const double total = row.totalMs();
     if (row.conditionMs >= kLeastConditionMs && row.conditionMs > total / 2)
         out << kCondition + QStringLiteral("%1% of its time").arg(qRound(100 * row.conditionMs / total));
-    // A few matches whose starts take milliseconds each: a pattern whose start finding walks far back or builds
-    // much before its first answer.
-    if (row.resolveMs >= kLeastConditionMs && row.resolveMs > total / 2) {
+    // A few matches whose starts take a tenth of a millisecond or more each (a string whose start finding walks far
+    // back, or builds much before its first answer); where each start is quick, many matches say it already.
+    const bool slowStarts = row.hits == 0 || row.resolveMs / double(row.hits) >= kSlowStartMs;
+    if (row.resolveMs >= kLeastConditionMs && row.resolveMs > total / 2 && slowStarts) {
         QString text = kResolve + QStringLiteral("%1% of its time").arg(qRound(100 * row.resolveMs / total));
         if (row.hits > 0)
             text += QStringLiteral(" (%1 ms a match)").arg(row.resolveMs / double(row.hits), 0, 'g', 2);

@@ -209,6 +209,9 @@ private Q_SLOTS:
         QTest::addRow("slow starts") << qint64(4) << qint64(1 << 20) << 0.0 << 8.0
                                      << QStringList { QStringLiteral("finding where its matches start: 100% of its time "
                                                                      "(2 ms a match)") };
+        QTest::addRow("many quick starts") << qint64(40000) << qint64(1 << 30) << 0.0 << 8.0
+                                           << QStringList { QStringLiteral("many matches: 40000 (one per 26843 bytes "
+                                                                           "scanned)") };
     }
 
     void measuredReasons()
