@@ -35,6 +35,16 @@ QString CliArgs::helpText()
         "      --json              JSON lines: {\"type\":\"hit\",\"file\",\"rule\",\"string\",\"offset\",\"length\"}\n"
         "                          per hit, then \"problem\", \"rejection\" and one \"summary\" record\n"
         "      --telemetry FILE    one JSON line per batch (bytes, work items, hits, times, throughput)\n"
+        "      --profile           after the scan, on stderr, what each rule cost, slowest first: rank, rule,\n"
+        "                          file:line, engine ms (its strings on the engine; '-' on a GPU, whose\n"
+        "                          kernels cannot be split per rule: measure with --engine cpu), condition\n"
+        "                          ms, resolve ms (finding where its matches start), total ms (times are\n"
+        "                          work summed over threads), hits (matches the engine reported), files\n"
+        "                          (matched) and reasons (short atoms, a leading .*, long jumps, many forms,\n"
+        "                          many matches); with --json also one {\"type\":\"profile\",\"rule\",\"file\",\n"
+        "                          \"line\",\"engine_ms\",\"host_ms\",\"condition_ms\",\"resolve_ms\",\"total_ms\",\n"
+        "                          \"hits\",\"files\",\"reasons\"} record per rule before the summary\n"
+        "      --profile-top N     rules in the --profile table (default 20; 0: all; implies --profile)\n"
         "  -w, --no-warnings       do not print skipped files and rejected rules on stderr\n"
         "Files:\n"
         "      --include GLOB      scan only files whose name matches, repeatable\n"
@@ -71,8 +81,9 @@ QString CliArgs::helpText()
         "\n"
         "Merge (the --json outputs of the N parts of a sharded scan):\n"
         "  FILE...                 every part's output, in any order: the records of one scan of all the\n"
-        "                          files, in the walk's order, problems and rejections once, one summary\n"
-        "                          summed (wall_ms: the longest part's); fails naming a missing or cut part\n"
+        "                          files, in the walk's order, problems and rejections once, profile records\n"
+        "                          summed per rule, one summary summed (wall_ms: the longest part's); fails\n"
+        "                          naming a missing or cut part\n"
         "\n"
         "Dump (module data, as yara -D prints it):\n"
         "  -m, --module M          pe, elf, math, hash, dotnet, time, console, magic, macho or dex,\n"
@@ -234,6 +245,11 @@ bool CliArgs::parseOutputOption(CliArgReader &in, const char *a, QString *err)
             modules.push_back(QByteArray(v));
     } else if (optionIs(a, "-w", "--no-warnings")) {
         quietProblems = true;
+    } else if (optionIs(a, nullptr, "--profile")) {
+        profile = true;
+    } else if (optionIs(a, nullptr, "--profile-top")) {
+        *err = in.numberValue(a, &profileTop);
+        profile = true;
     } else if (optionIs(a, nullptr, "--telemetry")) {
         *err = in.value(a, &v);
         if (v)

@@ -37,6 +37,8 @@ struct CliArgs
     bool validation = false;
     bool fullDfas = false; ///< --gpu-dfas
     bool sharded = false;  ///< --shard K/N given (walk.shardIndex, walk.shardCount)
+    bool profile = false;  ///< --profile (or --profile-top)
+    int profileTop = 20;   ///< --profile-top: rules in the table, 0 all
     Hitscope::WalkOptions walk;
     Hitscope::LaunchParams params;
     bool help = false;

@@ -19,6 +19,7 @@
 #include "fileprinter.h"
 #include "gpusupport.h"
 #include "outputbuffer.h"
+#include "profileprinter.h"
 #include "report/recordwriter.h"
 #include "scan/scanner.h"
 #include "session/rulesetup.h"
@@ -115,6 +116,15 @@ bool scansOneFile(const CliArgs &args)
         && S_ISREG(pathStat.st_mode);
 }
 
+// --profile's table on stderr, after everything on stdout.
+void printProfile(const CliArgs &args, const RuleProfile &profile)
+{
+    for (const QString &note : ProfilePrinter::notes(profile, args.profileTop))
+        warnOnStderr(note);
+    const std::string table = ProfilePrinter::table(profile, args.profileTop);
+    std::fwrite(table.data(), 1, table.size(), stderr);
+}
+
 } // namespace
 
 int runScanCommand(const CliArgs &args)
@@ -150,6 +160,7 @@ int runScanCommand(const CliArgs &args)
     Scanner scanner(setup.rules.rules, setup.rules.catalog, engine);
     // Rule names and counts need no match offsets: strings only counted by their conditions are counted.
     scanner.setListHits(args.json || (args.printStrings && !args.countOnly));
+    scanner.setProfiling(args.profile);
     g_scanner = &scanner;
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
@@ -180,11 +191,16 @@ int runScanCommand(const CliArgs &args)
     const int exitCode = !summary.error.isEmpty()                                    ? 1
         : (problems > 0 || rejections > 0 || summary.cancelled) ? 2
                                                                                      : 0;
+    if (args.json && args.profile)
+        for (const RuleProfileRow &row : scanner.profile().rows)
+            RecordWriter::profile(out.buf(), row);
     if (args.json)
         RecordWriter::summary(out.buf(), { int64_t(summary.files), summary.bytes, summary.hits, problems,
                                             int64_t(rejections), summary.batches, summary.wallMs, summary.cancelled,
                                             engine.name(), exitCode });
     out.flush();
+    if (args.profile)
+        printProfile(args, scanner.profile());
     if (!summary.error.isEmpty())
         warnOnStderr(QStringLiteral("scan failed: ") + summary.error);
     if (summary.cancelled)

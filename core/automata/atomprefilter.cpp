@@ -143,6 +143,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
         const DfaGroup &group = catalog.groups[g];
         std::vector<std::pair<int, std::vector<SequenceScreen::Sequence>>> sequences;
         std::vector<AtomExtractor::Atom> atoms;
+        std::vector<int> atomPatterns;
         std::vector<XorAtom> xorAtoms, deltaXorAtoms;
         int left = 0, right = 0, reach = 0;
         bool ok = !group.patterns.empty();
@@ -162,6 +163,8 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
             }
             const int patternReach = windowReach(rules.patterns[size_t(p)], info);
             std::vector<XorAtom> x = xorAtomsOf(rules.patterns[size_t(p)], int(g));
+            for (XorAtom &a : x)
+                a.pattern = p;
             reach = std::max(reach, patternReach);
             if (info.maxLength >= 0)
                 right = std::max(right, patternReach);
@@ -179,6 +182,7 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
             }
             left = std::max(left, r.maxBefore < 0 ? patternReach : std::min(r.maxBefore, patternReach));
             atoms.insert(atoms.end(), r.atoms.begin(), r.atoms.end());
+            atomPatterns.insert(atomPatterns.end(), r.atoms.size(), p);
         }
         size_t entries = atoms.size();
         for (const auto &seqs : sequences)
@@ -215,10 +219,11 @@ std::shared_ptr<const AtomPrefilter> AtomPrefilter::build(const RuleSet &rules, 
             for (const SequenceScreen::Sequence &seq : seqs)
                 pre->addEntry(seq, uint32_t(p));
         }
-        for (const AtomExtractor::Atom &atom : atoms) {
-            pre->addEntry(atom, pre->atomBase + uint32_t(pre->atomGroup.size()));
+        for (size_t a = 0; a < atoms.size(); ++a) {
+            pre->addEntry(atoms[a], pre->atomBase + uint32_t(pre->atomGroup.size()));
             pre->atomGroup.push_back(int(g));
-            pre->atomLength.push_back(int(atom.size()));
+            pre->atomLength.push_back(int(atoms[a].size()));
+            pre->atomPattern.push_back(atomPatterns[a]);
         }
     }
     if (covered == 0)

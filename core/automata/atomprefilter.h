@@ -42,6 +42,7 @@ struct AtomPrefilter
     uint32_t atomBase = 0;
     std::vector<int> atomGroup;      ///< per atom: its catalog group
     std::vector<int> atomLength;     ///< per atom: its length in bytes
+    std::vector<int> atomPattern;    ///< per atom: the pattern it is an atom of (profiles count its occurrences)
     std::vector<uint8_t> coveredGroup; ///< per catalog group: no pass of its own
     /// Per catalog group, around a block where its atoms occur: a match starts at most groupLeft before it and
     /// ends at most groupRight after it (its bounded patterns), or groupReach (its longest reach, YARA's scan
@@ -61,6 +62,7 @@ struct AtomPrefilter
     struct XorAtom
     {
         int group = 0;
+        int pattern = -1; ///< the string it is a form of
         std::vector<uint8_t> deltas; ///< form[i] ^ form[i + 1], one fewer than the form's bytes
         uint8_t first = 0;           ///< form[0]: the key of an occurrence at s is data[s] ^ first
         int keyLow = 0;

@@ -12,6 +12,7 @@
 #include "automata/lazydfa.h"
 #include "automata/patterncatalog.h"
 #include "cpu/atommarks.h"
+#include "cpu/cpuengineprofile.h"
 #include "cpu/lazycaches.h"
 #include "cpu/xorscreen.h"
 #include "util/elapsed.h"
@@ -60,9 +61,11 @@ uint32_t startState(const Dfa &dfa, const BatchFile &f, const uint8_t *haystack,
 
 /**
  * Marks where the prefilter's xor atoms occur in data[0, n), which starts at haystack offset `base`: starts are
- * screened by their first four deltas, each candidate is then checked whole.
+ * screened by their first four deltas, each candidate is then checked whole. `occurrences` (when profiled) counts
+ * them per pattern.
  */
-void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *data, int64_t n, int64_t base)
+void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *data, int64_t n, int64_t base,
+                  int64_t *occurrences)
 {
     const XorScreen::Isa isa = XorScreen::best();
     constexpr int64_t kStep = 64 << 10;
@@ -79,8 +82,11 @@ void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *dat
             const int64_t found = XorScreen::screen(data + at, span, a.deltas.data(), candidates.get(), isa);
             for (int64_t c = 0; c < found; ++c) {
                 const int64_t s = at + candidates[size_t(c)];
-                if (s - at < kStep && s + length <= n && a.occursAt(data + s))
+                if (s - at < kStep && s + length <= n && a.occursAt(data + s)) {
                     marks.markAt(a.group, base + s);
+                    if (occurrences)
+                        ++occurrences[a.pattern];
+                }
             }
         }
     }
@@ -89,10 +95,10 @@ void markXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *dat
 /**
  * Marks where the prefilter's delta-screened xor forms occur in data[0, n), which starts at haystack offset
  * `base`: one HashScreen pass over the XORs of neighbouring bytes finds every form's deltas, and the key of an
- * occurrence (its first byte XOR the form's) must lie in the string's range.
+ * occurrence (its first byte XOR the form's) must lie in the string's range. `occurrences` as markXorAtoms.
  */
 void markDeltaXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t *data, int64_t n, int64_t base,
-                       std::vector<uint8_t> &deltas, std::vector<SequenceScreen::Match> &found)
+                       std::vector<uint8_t> &deltas, std::vector<SequenceScreen::Match> &found, int64_t *occurrences)
 {
     if (n < 2)
         return;
@@ -105,8 +111,11 @@ void markDeltaXorAtoms(const AtomPrefilter &pre, AtomMarks &marks, const uint8_t
         const AtomPrefilter::XorAtom &a = pre.deltaXorAtoms[m.tag];
         const int64_t start = m.end - int64_t(a.deltas.size()) + 1;
         const int key = data[start] ^ a.first;
-        if (key >= a.keyLow && key <= a.keyHigh)
+        if (key >= a.keyLow && key <= a.keyHigh) {
             marks.markAt(a.group, base + start);
+            if (occurrences)
+                ++occurrences[a.pattern];
+        }
     }
 }
 
@@ -324,6 +333,7 @@ struct ScreenScratch
     std::vector<uint32_t> counting;                    ///< patterns with a count here
     std::vector<uint8_t> xorDeltas;                    ///< a segment's neighbouring bytes XORed
     std::vector<SequenceScreen::Match> xorMatches;
+    int64_t *candidates = nullptr; ///< per pattern, when profiled (CpuEngineProfile)
 };
 
 /**
@@ -372,6 +382,9 @@ void screenSegment(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &
         pre.hashScreen.scan(data, n, from - dataBegin, to - dataBegin, scratch.matches);
         pre.sparseScreen.scan(data, n, from - dataBegin, to - dataBegin, scratch.matches);
         auto take = [&](uint32_t tag, int64_t firstEnd, int64_t lastEnd) {
+            if (scratch.candidates)
+                scratch.candidates[tag >= pre.atomBase ? uint32_t(pre.atomPattern[tag - pre.atomBase]) : tag] +=
+                    lastEnd - firstEnd + 1;
             firstEnd += dataBegin;
             lastEnd += dataBegin;
             if (tag >= pre.atomBase) {
@@ -683,7 +696,8 @@ void walkTableWindows(DfaWalker &walker, const Dfa &dfa, const FileBatch &batch,
 /// The prefiltered groups' DFAs over the marked blocks, widened by each group's longest match.
 void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const AtomPrefilter &pre,
                  const AtomMarks &marks, int threads, const uint8_t *counted, LazyCaches &lazyCaches,
-                 std::vector<std::vector<RawHit>> &perThread, std::vector<std::vector<RawCount>> &perThreadCounts)
+                 std::vector<std::vector<RawHit>> &perThread, std::vector<std::vector<RawCount>> &perThreadCounts,
+                 CpuEngineProfile *profile)
 {
     const std::vector<Window> windows = windowsOf(batch, catalog, pre, marks);
     if (windows.empty())
@@ -702,6 +716,7 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
                 size_t groupEnd = j;
                 while (groupEnd < end && windows[runs[groupEnd].first].group == g)
                     ++groupEnd;
+                const auto g0 = profile ? Clock::now() : Clock::time_point {};
                 if (const std::shared_ptr<const LazyDfa> &lazy = catalog.groups[size_t(g)].lazy) {
                     LazyDfa::Cache &cache = lazyCaches.get(t, size_t(g), lazy);
                     for (; j < groupEnd; ++j) {
@@ -710,12 +725,15 @@ void scanWindows(const FileBatch &batch, const PatternCatalog &catalog, const At
                                         haystack, counted, pre.screened.data(), perThread[size_t(t)],
                                         perThreadCounts[size_t(t)]);
                     }
-                    continue;
+                } else {
+                    const Dfa &dfa = catalog.groups[size_t(g)].dfa;
+                    DfaWalker walker(dfa, perThread[size_t(t)], perThreadCounts[size_t(t)], counted,
+                                     pre.screened.data());
+                    walkTableWindows(walker, dfa, batch, windows, runs.data() + j, groupEnd - j, walks, cursors);
+                    j = groupEnd;
                 }
-                const Dfa &dfa = catalog.groups[size_t(g)].dfa;
-                DfaWalker walker(dfa, perThread[size_t(t)], perThreadCounts[size_t(t)], counted, pre.screened.data());
-                walkTableWindows(walker, dfa, batch, windows, runs.data() + j, groupEnd - j, walks, cursors);
-                j = groupEnd;
+                if (profile)
+                    profile->addGroup(t, g, g0);
             }
         }
     };
@@ -1059,10 +1077,11 @@ void screenItem(const AtomPrefilter &pre, AtomMarks &marks, const FileBatch &bat
         screenSegment(pre, marks, batch, seg, keyBlocks, counted, scratch, hits, counts);
         if (!pre.xorAtoms.empty())
             markXorAtoms(pre, marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
-                         bf.dataOffset + (seg.scanBegin - bf.holdBegin));
+                         bf.dataOffset + (seg.scanBegin - bf.holdBegin), scratch.candidates);
         if (!pre.deltaXorAtoms.empty())
             markDeltaXorAtoms(pre, marks, bf.at(haystack, seg.scanBegin), seg.scanEnd - seg.scanBegin,
-                              bf.dataOffset + (seg.scanBegin - bf.holdBegin), scratch.xorDeltas, scratch.xorMatches);
+                              bf.dataOffset + (seg.scanBegin - bf.holdBegin), scratch.xorDeltas, scratch.xorMatches,
+                              scratch.candidates);
     }
 }
 
@@ -1205,25 +1224,33 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
     std::atomic<size_t> next { 0 };
 
     const uint8_t *screened = pre ? pre->screened.data() : nullptr;
+    // Timed per item, outside the walks' loops: off, it costs a test per item.
+    const std::unique_ptr<CpuEngineProfile> profile =
+        m_profiling ? std::make_unique<CpuEngineProfile>(threads, catalog, pre) : nullptr;
     auto worker = [&](int t) {
         const auto w0 = Clock::now();
         std::vector<RawHit> &hits = perThread[size_t(t)];
         std::vector<Walk> walks;
         ScreenScratch scratch;
+        scratch.candidates = profile ? profile->candidates(t) : nullptr;
         for (size_t i = next++; i < items.size(); i = next++) {
             const Item &item = items[i];
+            const auto i0 = profile ? Clock::now() : Clock::time_point {};
             if (item.group == kAtomPass) {
                 screenItem(*pre, *marks, batch, item, m_keyBlocks, counted, scratch, hits, perThreadCounts[size_t(t)]);
+                if (profile)
+                    profile->addScreen(t, i0);
                 continue;
             }
             const Dfa &dfa = catalog.groups[size_t(item.group)].dfa;
             DfaWalker scanner(dfa, hits, perThreadCounts[size_t(t)], counted, screened);
-            if (item.firstSegment < 0) {
+            if (item.firstSegment < 0)
                 scanUnbounded(scanner, dfa, batch, item, carryIn, numUnbounded, pieceBytes, walks, result.carryOut,
                               shared);
-                continue;
-            }
-            walkSegments(scanner, dfa, batch, item, walks);
+            else
+                walkSegments(scanner, dfa, batch, item, walks);
+            if (profile)
+                profile->addGroup(t, item.group, i0);
         }
         busyMs[size_t(t)] = msSince(w0);
     };
@@ -1232,18 +1259,25 @@ bool CpuEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, cons
 
     // Every part of the shared chunks is walked: settled here.
     for (SharedChunk &chunk : shared) {
+        const auto s0 = profile ? Clock::now() : Clock::time_point {};
         const Dfa &dfa = catalog.groups[size_t(chunk.group)].dfa;
         DfaWalker scanner(dfa, perThread[0], perThreadCounts[0], counted, screened);
         settlePieces(scanner, batch, chunk.batchFile, chunk.pieces.data(), chunk.pieces.size(), numUnbounded,
                      chunk.unboundedIndex, result.carryOut);
+        if (profile)
+            profile->addGroup(0, chunk.group, s0);
     }
 
     if (pre) {
         m_lazyCaches->reserveThreads(threads);
-        scanWindows(batch, catalog, *pre, *marks, threads, counted, *m_lazyCaches, perThread, perThreadCounts);
+        scanWindows(batch, catalog, *pre, *marks, threads, counted, *m_lazyCaches, perThread, perThreadCounts,
+                    profile.get());
     }
 
     gatherResults(perThread, perThreadCounts, result);
+    result.patternMs.clear();
+    if (profile)
+        profile->into(result);
     fillTelemetry(result, name(), int64_t(items.size()), busyMs, msSince(t0));
     return true;
 }

@@ -30,6 +30,9 @@ public:
     /// (zeroed by the kernel on first touch: 16% of the CPU time of a 1 GiB scan on the 2-core machine).
     int scanBuffers() const override { return 4; }
     void setCountedPatterns(const std::vector<bool> &counted) override;
+    /// Times its items per group and the screens, and counts the screens' candidates per pattern, to split the
+    /// time among patterns (CpuEngineProfile).
+    void setProfiling(bool on) override { m_profiling = on; }
     /// Whether the catalog's atom prefilter is used (the default). Off, every group gets a pass of its own,
     /// so that a state is carried from chunk to chunk for every unbounded group, as by another engine: the
     /// GPU engine's fallback takes over the carry of GPU batches.
@@ -57,6 +60,7 @@ public:
 private:
     std::vector<uint8_t> m_counted; ///< per pattern; empty: none counted
     bool m_atomPrefilter = true;
+    bool m_profiling = false;
     const KeyBlocks *m_keyBlocks = nullptr; ///< during scanScreens()
     std::unique_ptr<LazyCaches> m_lazyCaches; ///< the windows' LazyDfa states, kept from batch to batch
     std::unique_ptr<AtomMarks> m_marks;       ///< kept too: fresh zeroed bits per batch were page faults

@@ -50,6 +50,12 @@ struct BatchResult
     /// their hits to be added (FallbackEngine does both). Empty: nothing is left.
     std::vector<uint32_t> screenBlocks;
     bool screensPending = false;
+    /// With Engine::setProfiling(true): the engine's milliseconds per pattern (summed over its threads), each
+    /// group's and screen's time split among their patterns (CpuEngine says how); empty otherwise.
+    std::vector<double> patternMs;
+    /// Whether patternMs holds all of the engine's work on the batch, or only the host's part of it (the GPU
+    /// engine: its kernels cannot be split per pattern).
+    bool patternMsWhole = false;
 };
 
 } // namespace Hitscope

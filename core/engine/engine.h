@@ -44,6 +44,9 @@ public:
     /// report their ends per batch file in BatchResult::counts instead of one hit each (millions of matches of
     /// `{ 00 00 00 00 }` then cost a few numbers). An engine that does not count reports them as hits.
     virtual void setCountedPatterns(const std::vector<bool> &counted) { Q_UNUSED(counted); }
+    /// Whether scan() measures where its time goes, per pattern (BatchResult::patternMs; Scanner::setProfiling).
+    /// Off by default; an engine that cannot leaves patternMs empty.
+    virtual void setProfiling(bool on) { Q_UNUSED(on); }
     /// Host threads the engine's own work may use from now on (LaunchParams::threads, resolved): called before
     /// the first newHaystack() of a scan and whenever the parameters change. Default: ignored.
     virtual void setHostThreads(int threads) { Q_UNUSED(threads); }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "scan/ruleprofile.h"
 #include "util/jsonescape.h"
 
 namespace Hitscope {
@@ -122,6 +123,30 @@ void RecordWriter::summary(std::string &out, const Summary &s)
         + ",\"engine\":";
     appendJsonString(out, s.engine.toUtf8());
     out += ",\"exit_code\":" + std::to_string(s.exitCode) + "}\n";
+}
+
+void RecordWriter::profile(std::string &out, const RuleProfileRow &row)
+{
+    auto ms = [](double v) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.3f", v);
+        return std::string(text);
+    };
+    out += "{\"type\":\"profile\",\"rule\":";
+    appendJsonString(out, row.name.toUtf8());
+    out += ",\"file\":";
+    appendJsonString(out, row.file.toUtf8());
+    out += ",\"line\":" + std::to_string(row.line)
+        + ",\"engine_ms\":" + (row.engineMs ? ms(*row.engineMs) : std::string("null"))
+        + ",\"host_ms\":" + ms(row.hostMs) + ",\"condition_ms\":" + ms(row.conditionMs)
+        + ",\"resolve_ms\":" + ms(row.resolveMs) + ",\"total_ms\":" + ms(row.totalMs())
+        + ",\"hits\":" + std::to_string(row.hits) + ",\"files\":" + std::to_string(row.files) + ",\"reasons\":[";
+    for (qsizetype i = 0; i < row.reasons.size(); ++i) {
+        if (i)
+            out += ',';
+        appendJsonString(out, row.reasons[i].toUtf8());
+    }
+    out += "]}\n";
 }
 
 void RecordWriter::shard(std::string &out, int index, int count, const QByteArrayList &paths, const QStringList &rules)

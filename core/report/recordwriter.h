@@ -12,9 +12,11 @@
 
 namespace Hitscope {
 
+struct RuleProfileRow;
+
 /**
  * The one writer of every record the program prints or exports: the JSON lines of `--json` (hit, match, console,
- * problem, rejection, summary; field order fixed, non-UTF-8 paths escaped as jsonescape.h does) and the lines of
+ * problem, rejection, profile, summary; field order fixed, non-UTF-8 paths escaped as jsonescape.h does) and the lines of
  * yara's `-s` (offset, string, match data). The CLI and the GUI's exporter both write through it, so a record
  * reads the same wherever it comes from.
  */
@@ -48,6 +50,8 @@ public:
     static void problem(std::string &out, const QByteArray &file, const QString &reason);
     static void rejection(std::string &out, const QString &file, int line, const QString &rule, const QString &reason);
     static void summary(std::string &out, const Summary &s);
+    /// One rule's profile (--profile): engine_ms null where its engine time could not be measured (a GPU).
+    static void profile(std::string &out, const RuleProfileRow &row);
     /// The first record of a sharded scan (--shard K/N): which part (1-based) of how many, of which paths and rule
     /// files, so that
     /// `hitscope-cli merge` can check that every part is there and put the files back in the walk's order.

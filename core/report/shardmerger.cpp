@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include "report/profilemerger.h"
 #include "report/recordwriter.h"
 
 namespace Hitscope {
@@ -137,6 +138,7 @@ public:
     QByteArrayList roots;
     QJsonArray rules;
     bool done = false; // its summary was read
+    int profiles = 0;  // its profile records (--profile)
     // Its problems (in the walk's order) and rejections, counted: a line twice in one part is two records.
     std::map<std::pair<WalkKey, QByteArray>, int> problems;
     std::vector<QByteArray> rejectionOrder;
@@ -187,9 +189,10 @@ public:
     int run(QString *error)
     {
         if (!readHeaders(error) || !checkParts(error) || !copyRejections(error) || !mergeFiles(error)
-            || !checkFinished(error))
+            || !checkFinished(error) || !checkProfiles(error))
             return -1;
         writeProblems();
+        writeProfiles();
         const int exitCode = writeSummary();
         if (m_writeFailed) {
             *error = QStringLiteral("cannot write the merged records: %1").arg(m_out.errorString());
@@ -322,6 +325,15 @@ private:
             }
             if (p.type == QLatin1String("rejection"))
                 return true;
+            if (p.type == QLatin1String("profile")) {
+                QString why;
+                if (!m_profiles.add(p.object, &why)) {
+                    *error = QStringLiteral("%1: %2").arg(p.where(), why);
+                    return false;
+                }
+                ++p.profiles;
+                continue;
+            }
             static const QStringList fileTypes { QStringLiteral("hit"), QStringLiteral("match"),
                                                  QStringLiteral("console"), QStringLiteral("problem") };
             if (!fileTypes.contains(p.type)) {
@@ -386,6 +398,32 @@ private:
         return true;
     }
 
+    // Rules profiled in some parts only would sum to a profile of part of the files.
+    bool checkProfiles(QString *error)
+    {
+        const Part *with = nullptr, *without = nullptr;
+        for (const auto &p : m_parts)
+            (p->profiles > 0 ? with : without) = p.get();
+        if (with && without) {
+            *error = QStringLiteral("%1 has profile records and %2 has none: scan every part with --profile, or none")
+                         .arg(with->name(), without->name());
+            return false;
+        }
+        return true;
+    }
+
+    void writeProfiles()
+    {
+        if (m_profiles.empty())
+            return;
+        int64_t bytes = 0;
+        for (const auto &p : m_parts)
+            bytes += p->summary.value(QLatin1String("bytes")).toInteger();
+        std::string lines;
+        m_profiles.write(lines, bytes);
+        write(QByteArray::fromStdString(lines));
+    }
+
     int writeSummary()
     {
         RecordWriter::Summary s;
@@ -418,6 +456,7 @@ private:
     int64_t m_rejectionCount = 0;
     int64_t m_problemCount = 0;
     bool m_writeFailed = false;
+    ProfileMerger m_profiles;
 };
 
 } // namespace

@@ -12,12 +12,14 @@ namespace Hitscope {
  * records one scan of all the files would have written: the rejections once, then every file's records in the
  * walk's order (each part's are in that order already; they are interleaved by the path's place in the walk:
  * roots in the order given, then names byte by byte, folder by folder), then each problem once, in the walk's
- * order (a scan reports a problem when it meets it, among the files of a batch), then one summary with the
+ * order (a scan reports a problem when it meets it, among the files of a batch), then the rules' profile records
+ * summed per rule (ProfileMerger) where the parts were scanned with --profile, then one summary with the
  * parts' counts summed (problems and rejections as written once, wall_ms the longest part's). Records are copied
  * byte for byte. Streams: memory holds one record per part and the problems and rejections seen.
  *
  * Refuses, naming the file, an output that is not a part's, a part missing or given twice, parts of different
- * scans, and a part that did not finish (no summary): a merge never loses a part silently.
+ * scans, a part that did not finish (no summary), and parts of which only some have profile records: a merge never
+ * loses a part silently.
  */
 class ShardMerger
 {

@@ -7,6 +7,7 @@
 #include "engine/filebatch.h"
 #include "rules/ruleset.h"
 #include "scan/ruleevaluator.h"
+#include "scan/ruleprofiler.h"
 #include "util/elapsed.h"
 #include "util/parallel.h"
 
@@ -191,12 +192,21 @@ void FileAssembler::evaluate(int threads)
     if (!m_readsModules && hits + 64 * m_done.size() < (size_t(1) << 16))
         threads = 1;
     threads = std::max(1, std::min(threads, int(m_done.size())));
-    while (m_evaluators.size() < size_t(threads))
+    while (m_evaluators.size() < size_t(threads)) {
         m_evaluators.push_back(std::make_unique<RuleEvaluator>(m_rules, m_rejected));
+        m_evaluators.back()->setProfiling(m_profiling);
+    }
     parallelFor(m_done.size(), threads, [&](size_t i, int worker) {
         sortHits(m_done[i].hits);
         m_evaluators[size_t(worker)]->evaluate(m_done[i], m_known[i]);
     });
+}
+
+void FileAssembler::addTallies(RuleProfiler &profiler) const
+{
+    for (const auto &evaluator : m_evaluators)
+        if (const RuleTally *tally = evaluator->tally())
+            profiler.addTally(*tally);
 }
 
 } // namespace Hitscope

@@ -15,6 +15,7 @@ struct FileBatch;
 struct PatternCatalog;
 struct RuleSet;
 class RuleEvaluator;
+class RuleProfiler;
 
 /**
  * Turns a resolved batch's hits, per chunk, into the results of the files that end in it: a file whose chunks
@@ -38,6 +39,12 @@ public:
     double gatherMs() const { return m_gatherMs; }
     double evaluateMs() const { return m_evaluateMs; }
 
+    /// Whether the evaluators tally their conditions' time and matched files (RuleEvaluator::setProfiling). Set
+    /// before the first assemble().
+    void setProfiling(bool on) { m_profiling = on; }
+    /// Adds what the evaluators tallied to `profiler`, once the last batch is assembled.
+    void addTallies(RuleProfiler &profiler) const;
+
     /// Hits in Hit::operator< order, fast for what resolving leaves: a few ascending runs.
     static void sortHits(std::vector<Hit> &hits);
 
@@ -59,6 +66,7 @@ private:
     std::vector<std::unique_ptr<RuleEvaluator>> m_evaluators; // one per thread: each keeps its buffers
     double m_gatherMs = 0;
     double m_evaluateMs = 0;
+    bool m_profiling = false;
 };
 
 } // namespace Hitscope

@@ -11,6 +11,7 @@
 #include <QScopeGuard>
 
 #include "scan/ruleevaluator.h"
+#include "scan/ruleprofiler.h"
 #include "util/elapsed.h"
 #include "util/parallel.h"
 
@@ -365,11 +366,18 @@ double HitResolver::findStarts(Work &work, Trace &trace, bool traced) const
     trace.longest.units = units.size();
     parallelFor(units.size(), work.threads, [&](size_t k, int) {
         const Unit &unit = units[work.order[k]];
-        const auto u0 = traced ? Clock::now() : Clock::time_point {};
+        const bool timed = traced || m_profiler;
+        const auto u0 = timed ? Clock::now() : Clock::time_point {};
         findUnitStarts(work, unit, found.get(), work.unitHits[work.order[k]]);
+        if (!timed)
+            return;
+        const auto u1 = Clock::now();
+        if (m_profiler)
+            m_profiler->addResolve(int(work.byFile[unit.begin].first),
+                                   std::chrono::duration_cast<std::chrono::nanoseconds>(u1 - u0).count());
         if (!traced)
             return;
-        const double ms = msSince(u0);
+        const double ms = msBetween(u0, u1);
         std::lock_guard lock(longestMutex);
         unitsMs += ms;
         if (ms > trace.longest.ms)

@@ -16,6 +16,8 @@
 
 namespace Hitscope {
 
+class RuleProfiler;
+
 /**
  * Turns one batch's end offsets into hits: the start of each match (StartFinder; YaraMatchFinder for YARA's one
  * match per start), per file of the batch, on the worker pool, cut short where a condition needs no more
@@ -46,6 +48,10 @@ public:
 
     /// Whether callers see each hit (Scanner::setListHits). Set before the first resolve().
     void setListHits(bool list);
+    /// Where the time of finding each pattern's starts goes (Scanner::setProfiling); null: not measured.
+    void setProfiler(RuleProfiler *profiler) { m_profiler = profiler; }
+    /// Whether every match is resolved (setListHits(true), the default): none is only counted or left out.
+    bool listsHits() const { return m_matchesNeeded.empty(); }
     /// Per pattern: its matches are counted, not listed (setListHits(false)); empty when none is.
     const std::vector<bool> &counted() const { return m_counted; }
     /// The hits of each batch file (perFile) and the counted patterns' counts, from the engine's result.
@@ -76,6 +82,7 @@ private:
     std::vector<bool> m_counted;
     /// Per pattern: how many of its matches per file are worth resolving (setListHits(false)); empty: all.
     std::vector<int64_t> m_matchesNeeded;
+    RuleProfiler *m_profiler = nullptr;
 };
 
 } // namespace Hitscope

@@ -7,6 +7,8 @@
 
 #include "engine/hit.h"
 #include "rules/ruleset.h"
+#include "scan/ruleprofiler.h"
+#include "util/elapsed.h"
 
 namespace Hitscope {
 
@@ -40,6 +42,12 @@ public:
     static bool readsModules(const RuleSet &rules);
     void evaluate(FileResult &file, std::span<const uint8_t> known);
 
+    /// Whether each condition's time and each rule's matched files are tallied (Scanner::setProfiling); off, it
+    /// costs a test per condition.
+    void setProfiling(bool on);
+    /// What was tallied since profiling was set on; null when it is off.
+    const RuleTally *tally() const { return m_tally.get(); }
+
 private:
     /// Evaluates the YARA rules from `first` on. The first module value a condition reads has libyara load the
     /// file's modules, and the rest is evaluated while they live.
@@ -47,6 +55,10 @@ private:
                       std::span<const uint8_t> known);
     /// Marks a rule whose buffers the current file fills, so that they are cleared afterwards.
     void touch(int rule);
+    /// Tallies the file's matches per rule: YARA strings' as recorded (capped as YARA caps them), list rules' hits.
+    void tallyMatches(const std::vector<Hit> &hits);
+    /// Tallies the time since `since` but `timedInside` (tallied already) as `rule`'s condition's.
+    void addConditionNs(size_t rule, Clock::time_point since, int64_t timedInside = 0);
 
     const RuleSet &m_rules;
     std::vector<int> m_localIndex;  ///< per pattern: its index among its rule's strings
@@ -64,6 +76,7 @@ private:
     std::vector<char> m_disabled;   ///< per rule
     std::vector<char> m_needsMatch; ///< per rule: false where none of its strings matched (Condition::needsAMatch)
     std::unique_ptr<ModuleRuntime> m_modules; ///< when a condition reads a module (or `entrypoint`)
+    std::unique_ptr<RuleTally> m_tally;       ///< when profiled
 };
 
 } // namespace Hitscope

@@ -18,6 +18,7 @@
 #include "scan/batcher.h"
 #include "scan/fileassembler.h"
 #include "scan/hitresolver.h"
+#include "scan/ruleprofiler.h"
 #include "scan/walkahead.h"
 #include "util/elapsed.h"
 #include "util/logcategories.h"
@@ -155,6 +156,13 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     setParams(initial);
     run.startParams = currentParams();
     m_engine.setCountedPatterns(m_resolver.counted());
+    m_profile = {};
+    if (m_profiling) {
+        m_profiler = std::make_unique<RuleProfiler>(m_rules, m_catalog);
+        m_profiler->setEveryMatchResolved(m_resolver.listsHits());
+        m_resolver.setProfiler(m_profiler.get());
+        m_engine.setProfiling(true);
+    }
     // One being filled, one being prepared, one being scanned, the next one (which the engine may be moving to
     // its device meanwhile: Engine::setNext), one whose starts are found (which reads its haystack), one whose
     // files are reported (conditions read it too), one queued. Fewer where the engine needs no copy ahead
@@ -180,6 +188,12 @@ ScanSummary Scanner::run(const QByteArrayList &paths, const WalkOptions &walk, c
     preparer.join();
     run.summary.cancelled = m_cancel && run.summary.error.isEmpty();
     run.summary.wallMs = msSince(run.t0);
+    if (m_profiler) {
+        m_profile = m_profiler->profile(run.summary.bytes);
+        m_resolver.setProfiler(nullptr);
+        m_engine.setProfiling(false);
+        m_profiler.reset();
+    }
     return std::move(run.summary);
 }
 
@@ -288,6 +302,7 @@ void Scanner::reportFiles(Run &run)
 {
     nameThisThread("hs-resolve");
     FileAssembler files(m_rules, m_catalog);
+    files.setProfiling(m_profiler != nullptr);
     LaunchParams previous = run.startParams; // as setParams() made them: sizes of 0 are the engine's
     Clock::time_point lastDone = run.t0;
     bool drop = false;
@@ -297,6 +312,8 @@ void Scanner::reportFiles(Run &run)
         reportBatch(run, *job, files, previous, lastDone);
         run.empty.push(std::move(job->batch));
     }
+    if (m_profiler)
+        files.addTallies(*m_profiler);
 }
 
 void Scanner::reportBatch(Run &run, Scanned &job, FileAssembler &files, LaunchParams &previous,
@@ -314,6 +331,8 @@ void Scanner::reportBatch(Run &run, Scanned &job, FileAssembler &files, LaunchPa
         if (callbacks.problem)
             callbacks.problem(p);
     }
+    if (m_profiler)
+        m_profiler->addBatch(job.result);
     files.assemble(batch, job.perFile, job.perFileCounts, threadsOf(job.params));
     const auto r3 = Clock::now();
     for (FileResult &file : files.files()) {

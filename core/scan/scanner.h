@@ -17,6 +17,7 @@
 #include "scan/filewalker.h"
 #include "scan/hitresolver.h"
 #include "scan/ruleevaluator.h"
+#include "scan/ruleprofile.h"
 #include "scan/walkahead.h"
 #include "util/elapsed.h"
 
@@ -24,6 +25,7 @@ namespace Hitscope {
 
 class Batcher;
 class FileAssembler;
+class RuleProfiler;
 
 struct ScanSummary
 {
@@ -80,6 +82,12 @@ public:
     /// `{ 00 00 00 00 }` cost a count. The other YARA strings' matches are resolved only as far as their
     /// conditions can tell them apart (Condition::matchesNeeded): `#u > 5` needs six per file. Set before run().
     void setListHits(bool list);
+    /// Whether run() profiles the rules (off by default): per rule the engine's time for its strings, its
+    /// condition's, that of finding its matches' starts, its hits and matched files, and why it may be slow.
+    /// Off, the stages test a null pointer per item, unit and condition and measure nothing. Set before run().
+    void setProfiling(bool on) { m_profiling = on; }
+    /// The profile of the last run() with profiling on (slowest rule first); empty otherwise.
+    const RuleProfile &profile() const { return m_profile; }
 
     /// Threads the scan's walk lists folders on (WalkOptions::listThreads) when the scan has `threads` threads:
     /// none on small machines, where the walk keeps ahead of the scan on its own.
@@ -121,6 +129,9 @@ private:
     std::atomic_int m_paramsVersion { 0 };
     std::atomic_bool m_cancel { false };
     bool m_trace = false;
+    bool m_profiling = false;
+    std::unique_ptr<RuleProfiler> m_profiler; ///< during a profiled run()
+    RuleProfile m_profile;
 };
 
 } // namespace Hitscope

@@ -123,6 +123,11 @@ void DevicePool::onEach(F &&job)
         d->thread->wait();
 }
 
+void DevicePool::setProfiling(bool on)
+{
+    onEach([&](Device &d) { d.engine->setProfiling(on); });
+}
+
 void DevicePool::setCountedPatterns(const std::vector<bool> &counted)
 {
     onEach([&](Device &d) { d.engine->setCountedPatterns(counted); });

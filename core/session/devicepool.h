@@ -51,6 +51,7 @@ public:
     int64_t preferredBatchBytes() const override { return m_preferredBatchBytes; }
     int64_t preferredSegmentBytes() const override { return m_preferredSegmentBytes; }
     void setCountedPatterns(const std::vector<bool> &counted) override;
+    void setProfiling(bool on) override;
     void setHostThreads(int threads) override;
     void prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes) override;
     void prepareBatch(FileBatch &batch, const PatternCatalog &catalog) const override;

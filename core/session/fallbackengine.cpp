@@ -30,6 +30,13 @@ void FallbackEngine::setCountedPatterns(const std::vector<bool> &counted)
     m_screens.setCountedPatterns(counted);
 }
 
+void FallbackEngine::setProfiling(bool on)
+{
+    m_gpu->setProfiling(on);
+    m_dfas.setProfiling(on);
+    m_screens.setProfiling(on);
+}
+
 bool FallbackEngine::scan(const FileBatch &batch, const PatternCatalog &catalog, const LaunchParams &params,
                           const std::vector<uint32_t> &carryIn, BatchResult &result, QString *error)
 {
@@ -57,12 +64,14 @@ bool FallbackEngine::scan(const FileBatch &batch, const PatternCatalog &catalog,
                 result.counts.insert(result.counts.end(), host.counts.begin(), host.counts.end());
                 result.telemetry.hits += host.telemetry.hits;
                 result.telemetry.hostScreenMs = msSince(h0);
+                result.patternMs = std::move(host.patternMs);
             } else {
                 gpuError = QStringLiteral("the host's screens of the GPU's marked blocks failed");
             }
             result.screenBlocks.clear();
             result.screensPending = false;
         }
+        result.patternMsWhole = false;
         result.telemetry.wallMs = msSince(t0);
         if (screened && (params.timeoutMs <= 0 || result.telemetry.wallMs <= params.timeoutMs))
             return true;

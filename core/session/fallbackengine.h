@@ -37,6 +37,8 @@ public:
     int64_t preferredBatchBytes() const override { return m_gpu->preferredBatchBytes(); }
     int64_t preferredSegmentBytes() const override { return m_gpu->preferredSegmentBytes(); }
     void setCountedPatterns(const std::vector<bool> &counted) override;
+    /// The GPU's kernels are not split per pattern: only the host's screens and the batches re-run on the CPU are.
+    void setProfiling(bool on) override;
     void setHostThreads(int threads) override { m_gpu->setHostThreads(threads); }
     Haystack newHaystack(int64_t bytes) override { return m_gpu->newHaystack(bytes); }
     void prepare(const PatternCatalog &catalog, const LaunchParams &params, int64_t batchBytes) override

@@ -50,6 +50,7 @@ struct Request
     YaraExternals externals;
     DeviceChoice devices;
     RuleSources sources;
+    bool profiling = false;
 };
 
 } // namespace
@@ -120,7 +121,8 @@ private:
     void reportRules(const RuleSetup &setup);
     bool chooseGpu(const Request &request, std::unique_ptr<Engine> &gpu);
     static int addRows(const FileResult &fr, const RuleSet &rules, std::vector<char> &listed, QVector<HitRow> &rows);
-    void finish(const ScanSummary &summary, const QString &stopped);
+    /// `profile`, when profiled, goes out just before finished().
+    void finish(const ScanSummary &summary, const QString &stopped, const RuleProfile *profile);
 
     ScanJob *const m_job;
     std::atomic_bool m_cancelled { false };
@@ -214,13 +216,15 @@ int ScanJob::Worker::addRows(const FileResult &fr, const RuleSet &rules, std::ve
     return int(rows.size() - before);
 }
 
-void ScanJob::Worker::finish(const ScanSummary &summary, const QString &stopped)
+void ScanJob::Worker::finish(const ScanSummary &summary, const QString &stopped, const RuleProfile *profile)
 {
     if (!summary.error.isEmpty()) {
         fail(summary.error);
     } else if (summary.cancelled || m_cancelled) {
         fail(stopped, true);
     } else {
+        if (profile)
+            post([job = m_job, p = *profile] { Q_EMIT job->profileReady(p); });
         post([job = m_job, s = summary] {
             job->m_running = false;
             Q_EMIT job->finished(s.files, s.bytes, s.hits, s.wallMs);
@@ -283,6 +287,7 @@ void ScanJob::Worker::run(const Request &request)
     });
 
     Scanner scanner(rules, catalog, engine);
+    scanner.setProfiling(request.profiling);
     LaunchParams params;
     {
         std::lock_guard lock(m_mutex);
@@ -344,8 +349,7 @@ void ScanJob::Worker::run(const Request &request)
         m_scanner = nullptr;
     }
     postRows();
-
-    finish(summary, stopped);
+    finish(summary, stopped, request.profiling ? &scanner.profile() : nullptr);
 }
 
 ScanJob::ScanJob(QObject *parent)
@@ -360,6 +364,7 @@ ScanJob::ScanJob(QObject *parent)
     qRegisterMetaType<WalkOptions>();
     qRegisterMetaType<EngineChoice>();
     qRegisterMetaType<GpuBackend>();
+    qRegisterMetaType<RuleProfile>();
 
     m_thread.setObjectName(QStringLiteral("Hitscope scan"));
     m_worker = new Worker(this);
@@ -402,7 +407,7 @@ void ScanJob::start(const QStringList &ruleFiles, const QByteArrayList &paths, c
     m_running = true;
     m_worker->reset();
     Request request { ruleFiles, paths, walk, params, engine, backend, m_fallbackSurface, m_externals, m_devices,
-                      m_sources };
+                      m_sources, m_profiling };
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, request] { worker->run(request); }, Qt::QueuedConnection);
 }
@@ -415,6 +420,11 @@ void ScanJob::setDevices(const DeviceChoice &devices)
 void ScanJob::setRuleSources(const RuleSources &sources)
 {
     m_sources = sources;
+}
+
+void ScanJob::setProfiling(bool on)
+{
+    m_profiling = on;
 }
 
 void ScanJob::setExternals(const YaraExternals &externals)

@@ -19,6 +19,7 @@
 #include "rules/rulesources.h"
 #include "rules/yaraconditioncompiler.h"
 #include "scan/filewalker.h"
+#include "scan/ruleprofile.h"
 
 class QOffscreenSurface;
 
@@ -66,6 +67,9 @@ public Q_SLOTS:
     void setRuleSources(const Hitscope::RuleSources &sources);
     /// The GPU devices the next start() uses (default: every hardware GPU; see DevicePool::choose).
     void setDevices(const Hitscope::DeviceChoice &devices);
+    /// Whether the scans started after this call profile their rules (Scanner::setProfiling; off by default):
+    /// profileReady() then comes before finished().
+    void setProfiling(bool on);
     void cancel();
 
 Q_SIGNALS:
@@ -80,6 +84,8 @@ Q_SIGNALS:
     void batchFinished(const Hitscope::BatchTelemetry &telemetry);
     /// 0..1, throttled to steps of at least 0.1%; files are the files completed so far.
     void progress(float fraction, qint64 bytesDone, int filesDone);
+    /// The rules' profile, slowest first, just before finished() of a scan started with setProfiling(true).
+    void profileReady(const Hitscope::RuleProfile &profile);
     void finished(qint64 files, qint64 bytes, qint64 hits, double wallMs);
     void failed(const QString &message);
 
@@ -92,6 +98,7 @@ private:
     Hitscope::YaraExternals m_externals;
     Hitscope::RuleSources m_sources;
     Hitscope::DeviceChoice m_devices;
+    bool m_profiling = false;
     /// OpenGL fallback surface for a device made on the worker thread: it must come from the GUI thread.
     QOffscreenSurface *m_fallbackSurface = nullptr;
 };

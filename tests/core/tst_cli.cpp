@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // hitscope-cli end to end, as users and scripts run it, checked against independent oracles: Vectorscan
 // (leftmost start of every match end) for the exact hit set, and yara for which rules match which files.
+#include <map>
 #include <set>
 #include <tuple>
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -44,6 +46,57 @@ private:
                 *summary = o;
         }
         return hits;
+    }
+
+    // A corpus and rules for --profile: one rule whose one-byte string matches every few bytes of a few MB, cheap
+    // ones, one that is rejected. Written once.
+    QString m_profileRules;
+    QString m_profileDir;
+    void writeProfileCase()
+    {
+        if (!m_profileRules.isEmpty())
+            return;
+        m_profileDir = m_tmp.path() + QLatin1String("/profile/files");
+        QByteArray big(3 << 20, 'a');
+        for (qsizetype i = 0; i < big.size(); ++i)
+            big[i] = i % 13 == 5 ? 'x' : "abcdefghijklmnopqrstuvwyz \n"[(i * 7919) % 27];
+        QVERIFY(TestUtil::writeFile(m_profileDir + QLatin1String("/big.txt"), big));
+        QVERIFY(TestUtil::writeFile(m_profileDir + QLatin1String("/a.txt"), "a Distinctive-Marker-0042 b x"));
+        QVERIFY(TestUtil::writeFile(m_profileDir + QLatin1String("/b.txt"), "nothing to see"));
+        m_profileRules = m_tmp.path() + QLatin1String("/profile/rules.yar");
+        QVERIFY(TestUtil::writeFile(m_profileRules,
+                                    "rule cheap { strings: $c = \"Distinctive-Marker-0042\" condition: $c }\n"
+                                    "rule slow_byte { strings: $a = { 78 } condition: $a }\n"
+                                    "rule rejected { strings: $u = \"unused\" condition: true }\n"
+                                    "rule quiet { strings: $q = \"Never-Anywhere-Marker-31\" condition: $q }\n"));
+    }
+
+    // The --json records of `out` of one type.
+    static std::vector<QJsonObject> records(const QByteArray &out, const char *type)
+    {
+        std::vector<QJsonObject> found;
+        for (const QByteArray &line : out.split('\n')) {
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            if (o.value(QLatin1String("type")).toString() == QLatin1String(type))
+                found.push_back(o);
+        }
+        return found;
+    }
+
+    // The output but its profile records and the summary's wall_ms, which no two runs share.
+    static QByteArray withoutProfile(const QByteArray &out)
+    {
+        QByteArray kept;
+        for (const QByteArray &line : out.split('\n')) {
+            if (line.startsWith("{\"type\":\"profile\""))
+                continue;
+            QByteArray l = line;
+            const qsizetype at = l.indexOf("\"wall_ms\":");
+            if (at >= 0)
+                l.remove(at, l.indexOf(',', at) - at);
+            kept += l + '\n';
+        }
+        return kept;
     }
 
     static void reportDifference(const HitSet &got, const HitSet &want)
@@ -439,12 +492,152 @@ private Q_SLOTS:
         QVERIFY2(QString::fromLocal8Bit(err).contains(message), err.constData());
     }
 
+    void profileTableOnStderr_data()
+    {
+        QTest::addColumn<QString>("engine");
+        QTest::addRow("cpu") << QStringLiteral("cpu");
+        QTest::addRow("gpu") << QStringLiteral("gpu");
+    }
+
+    // --profile: the table after the scan on stderr, the slow rule first with its reasons; stdout byte for byte
+    // the same as without it (yara's -s lines).
+    void profileTableOnStderr()
+    {
+        QFETCH(QString, engine);
+        writeProfileCase();
+        const QStringList scan { QStringLiteral("scan"), QStringLiteral("-s"), QStringLiteral("--engine"), engine,
+                                 QStringLiteral("-r"), m_profileRules, m_profileDir };
+        QByteArray plain, profiled, err;
+        const int rc = TestUtil::runCli(scan, &plain, &err);
+        if (rc == 1 && err.contains("no GPU engine"))
+            HITSCOPE_SKIP_WITHOUT_GPU(err.constData());
+        QCOMPARE(rc, 2); // the rejected rule
+        QCOMPARE(TestUtil::runCli(scan + QStringList { QStringLiteral("--profile") }, &profiled, &err), 2);
+        QCOMPARE(profiled, plain);
+        const QStringList lines = QString::fromUtf8(err).split(QLatin1Char('\n'));
+        const QRegularExpression header(QStringLiteral(
+            "^rank +rule +file:line +engine ms +condition ms +resolve ms +total ms +hits +files +reasons$"));
+        const auto at = std::find_if(lines.begin(), lines.end(), [&](const QString &l) { return header.match(l).hasMatch(); });
+        QVERIFY2(at != lines.end(), err.constData());
+        // Three accepted rules and the totals.
+        QVERIFY2(lines.end() - at >= 5, err.constData());
+        const QStringList first = at[1].split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        QCOMPARE(first.value(0), QStringLiteral("1"));
+        QCOMPARE(first.value(1), QStringLiteral("slow_byte"));
+        QCOMPARE(first.value(2), m_profileRules + QStringLiteral(":2"));
+        const qsizetype slowLines = plain.count(":$a: 78\n");
+        QVERIFY(slowLines > 200000);
+        QCOMPARE(first.value(7), QString::number(slowLines)); // hits: its -s lines
+        QCOMPARE(first.value(8), QStringLiteral("2"));         // files: big.txt and a.txt
+        QVERIFY2(at[1].contains(QLatin1String("many matches: ")) && at[1].contains(QLatin1String("its atom is 1 byte")),
+                 qPrintable(at[1]));
+        QVERIFY2(at[4].trimmed().startsWith(QLatin1String("all 3 rules")), qPrintable(at[4]));
+        const bool gpu = engine == QLatin1String("gpu");
+        QCOMPARE(first.value(3) == QLatin1String("-"), gpu);
+        QCOMPARE(int(err.count("a GPU's kernels cannot be split per rule")), gpu ? 1 : 0);
+
+        QCOMPARE(TestUtil::runCli(scan + QStringList { QStringLiteral("--profile-top"), QStringLiteral("1") }, &profiled,
+                                  &err),
+                 2);
+        QVERIFY2(err.contains("\n   1  slow_byte") && !err.contains("\n   2  "), err.constData());
+    }
+
+    // --json --profile: a profile record per accepted rule, with every field, in the table's order, before the
+    // summary; the other records as without --profile.
+    void profileJsonRecords()
+    {
+        writeProfileCase();
+        const QStringList scan { QStringLiteral("scan"), QStringLiteral("--json"), QStringLiteral("--engine"),
+                                 QStringLiteral("cpu"), QStringLiteral("-r"), m_profileRules, m_profileDir };
+        QByteArray plain, profiled, err;
+        QCOMPARE(TestUtil::runCli(scan, &plain, &err), 2);
+        QCOMPARE(TestUtil::runCli(scan + QStringList { QStringLiteral("--profile-top"), QStringLiteral("0") },
+                                  &profiled, &err),
+                 2);
+        QCOMPARE(withoutProfile(profiled), withoutProfile(plain));
+        const std::vector<QJsonObject> profile = records(profiled, "profile");
+        QCOMPARE(profile.size(), size_t(3));
+        QVERIFY(profiled.indexOf("{\"type\":\"profile\"") > profiled.lastIndexOf("{\"type\":\"match\""));
+        QVERIFY(profiled.lastIndexOf("{\"type\":\"profile\"") < profiled.indexOf("{\"type\":\"summary\""));
+        QStringList order;
+        for (const QJsonObject &o : profile) {
+            for (const char *field : { "rule", "file", "line", "engine_ms", "host_ms", "condition_ms", "resolve_ms",
+                                       "total_ms", "hits", "files", "reasons" })
+                QVERIFY2(o.contains(QLatin1String(field)), field);
+            QVERIFY(o.value(QLatin1String("engine_ms")).isDouble());
+            QVERIFY(o.value(QLatin1String("reasons")).isArray());
+            QCOMPARE(o.value(QLatin1String("file")).toString(), m_profileRules);
+            order << o.value(QLatin1String("rule")).toString();
+        }
+        QCOMPARE(order.value(0), QStringLiteral("slow_byte"));
+        QVERIFY(!order.contains(QStringLiteral("rejected")));
+        // The table lists them in the same order.
+        for (int i = 0; i < order.size(); ++i)
+            QVERIFY2(QString::fromUtf8(err).contains(QRegularExpression(
+                         QStringLiteral("\n +%1  %2 ").arg(i + 1).arg(QRegularExpression::escape(order[i])))),
+                     err.constData());
+        // Its hits are its strings in the match records.
+        qint64 strings = 0;
+        for (const QJsonObject &m : records(profiled, "match"))
+            if (m.value(QLatin1String("rule")).toString() == QLatin1String("slow_byte"))
+                strings += m.value(QLatin1String("strings")).toArray().size();
+        QCOMPARE(profile.front().value(QLatin1String("hits")).toInteger(), strings);
+        QCOMPARE(profile.front().value(QLatin1String("line")).toInt(), 2);
+    }
+
+    // Parts of a sharded scan with --profile merge into one profile record per rule, summed.
+    void mergeSumsProfiles()
+    {
+        writeProfileCase();
+        const QStringList scan { QStringLiteral("scan"), QStringLiteral("--json"), QStringLiteral("--engine"),
+                                 QStringLiteral("cpu"), QStringLiteral("--profile"), QStringLiteral("-r"),
+                                 m_profileRules, m_profileDir };
+        QByteArray whole, err;
+        QCOMPARE(TestUtil::runCli(scan, &whole, &err), 2);
+        QStringList parts;
+        for (int k = 1; k <= 3; ++k) {
+            QByteArray out;
+            QCOMPARE(TestUtil::runCli(scan + QStringList { QStringLiteral("--shard"), QStringLiteral("%1/3").arg(k) },
+                                      &out, &err),
+                     2);
+            parts << m_tmp.path() + QStringLiteral("/profile/part%1.json").arg(k);
+            QVERIFY(TestUtil::writeFile(parts.back(), out));
+        }
+        QByteArray merged;
+        QCOMPARE(TestUtil::runCli(QStringList { QStringLiteral("merge") } + parts, &merged, &err), 2);
+        std::map<QString, std::pair<qint64, qint64>> want, got;
+        for (const QJsonObject &o : records(whole, "profile"))
+            want[o.value(QLatin1String("rule")).toString()] = { o.value(QLatin1String("hits")).toInteger(),
+                                                                 o.value(QLatin1String("files")).toInteger() };
+        const std::vector<QJsonObject> mergedProfile = records(merged, "profile");
+        QCOMPARE(mergedProfile.size(), size_t(3));
+        for (const QJsonObject &o : mergedProfile)
+            got[o.value(QLatin1String("rule")).toString()] = { o.value(QLatin1String("hits")).toInteger(),
+                                                                o.value(QLatin1String("files")).toInteger() };
+        QVERIFY(got == want);
+        QCOMPARE(mergedProfile.front().value(QLatin1String("rule")).toString(), QStringLiteral("slow_byte"));
+        QVERIFY(mergedProfile.front().value(QLatin1String("reasons")).toArray().first().toString().startsWith(
+            QLatin1String("many matches: ")));
+        // A part without profile records is refused, named.
+        QByteArray plainPart;
+        QCOMPARE(TestUtil::runCli({ QStringLiteral("scan"), QStringLiteral("--json"), QStringLiteral("--engine"),
+                                    QStringLiteral("cpu"), QStringLiteral("--shard"), QStringLiteral("3/3"),
+                                    QStringLiteral("-r"), m_profileRules, m_profileDir },
+                                  &plainPart, &err),
+                 2);
+        QVERIFY(TestUtil::writeFile(parts[2], plainPart));
+        QCOMPARE(TestUtil::runCli(QStringList { QStringLiteral("merge") } + parts, &merged, &err), 1);
+        QVERIFY2(err.contains("has none: scan every part with --profile") && err.contains(parts[2].toUtf8()),
+                 err.constData());
+    }
+
     void helpDocumentsEveryOption()
     {
         QByteArray out;
         QCOMPARE(TestUtil::runCli({ QStringLiteral("--help") }, &out), 0);
         for (const char *opt : { "--rules", "--engine", "--devices", "--shard", "--threads", "--json", "--telemetry", "--batch-bytes", "--fixed-batches",
-                                 "--segment-bytes", "--max-file-size", "--exclude", "--include", "Exit status" })
+                                 "--segment-bytes", "--max-file-size", "--exclude", "--include", "--profile",
+                                 "--profile-top", "Exit status" })
             QVERIFY2(out.contains(opt), opt);
     }
 };
