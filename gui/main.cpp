@@ -59,10 +59,13 @@ int main(int argc, char **argv)
     const QCommandLineOption edit(
         QStringLiteral("edit"), QApplication::translate("main", "Open a rule file in the rule editor."),
         QStringLiteral("FILE"));
+    const QCommandLineOption profile(
+        QStringLiteral("profile"),
+        QApplication::translate("main", "Measure what each rule costs (Tools > Profile rules; the Profile tab)."));
     const QCommandLineOption measureLatency(
         QStringLiteral("measure-latency"),
         QApplication::translate("main", "Print the GUI thread's event-loop latency during a scan to stdout when it ends."));
-    parser.addOptions({rules, scan, engine, backend, devices, screenshot, view, edit, measureLatency});
+    parser.addOptions({rules, scan, engine, backend, devices, screenshot, view, edit, profile, measureLatency});
     parser.addPositionalArgument(QStringLiteral("PATH"), QApplication::translate("main", "Folders or files to scan."),
                                  QStringLiteral("[PATH...]"));
     parser.process(app);
@@ -151,6 +154,8 @@ int main(int argc, char **argv)
         QObject::connect(window.scanJob(), &Hitscope::ScanJob::finished, &window, save);
         QObject::connect(window.scanJob(), &Hitscope::ScanJob::failed, &window, save);
     }
+    if (parser.isSet(profile))
+        window.profileRulesAction()->setChecked(true);
     window.show();
     if (parser.isSet(edit))
         window.openRuleEditor(QFileInfo(parser.value(edit)).absoluteFilePath());

@@ -41,9 +41,12 @@
 #include "latencyprobe.h"
 #include "launchparamspanel.h"
 #include "problemspanel.h"
+#include "profileview.h"
 #include "report/hitexporter.h"
+#include "automata/rulecost.h"
 #include "report/filestablemodel.h"
 #include "report/hitstablemodel.h"
+#include "report/ruleprofilemodel.h"
 #include "report/rulesummarymodel.h"
 #include "report/telemetrylog.h"
 #include "ruleeditor.h"
@@ -201,6 +204,13 @@ void MainWindow::setupMenus()
     m_ruleEditorAction->setShortcut(QKeySequence(tr("Ctrl+E")));
     m_ruleEditorAction->setToolTip(tr("Write and test rules: errors as you type, Test on the files selected in the "
                                       "Files tab"));
+    m_profileRulesAction = tools->addAction(tr("&Profile rules"));
+    m_profileRulesAction->setObjectName(QStringLiteral("profileRulesAction"));
+    m_profileRulesAction->setCheckable(true);
+    m_profileRulesAction->setChecked(Settings::instance()->profileRules());
+    m_profileRulesAction->setToolTip(tr("Measure what each rule costs during the next scans (the Profile tab): its "
+                                        "strings on the engine, its condition, resolving its matches"));
+    connect(m_profileRulesAction, &QAction::toggled, Settings::instance(), &Settings::setProfileRules);
     tools->addAction(tr("Parameter &sweep…"), this, [this] {
         QByteArrayList targets;
         const QStringList paths = m_dropZone->paths();
@@ -407,6 +417,7 @@ void MainWindow::setupLayout()
     connect(m_charts, &BatchCharts::batchSelected, m_timeline, &BatchTimeline::selectBatch);
     m_hitsView = new HitsView(m_model, this);
     m_filesView = new FilesView(m_files, m_model, this);
+    m_profileView = new ProfileView(this);
     m_problems = new ProblemsPanel(this);
 
     auto group = [this](const QString &title, QWidget *content) {
@@ -440,6 +451,7 @@ void MainWindow::setupLayout()
     m_tabs->addTab(m_filesView, {});
     m_tabs->addTab(m_hitsView, {});
     m_tabs->addTab(rulesTable, {});
+    m_tabs->addTab(m_profileView, {});
     m_tabs->addTab(m_problems, {});
 
     auto *telemetrySplitter = new QSplitter(Qt::Vertical, this);
@@ -540,6 +552,10 @@ void MainWindow::connectJob()
     connect(m_job, &ScanJob::hitsAvailable, m_model, &HitsTableModel::appendHits);
     connect(m_job, &ScanJob::hitsAvailable, m_ruleSummary, &RuleSummaryModel::appendHits);
     connect(m_job, &ScanJob::filesMatched, m_files, &FilesTableModel::appendFiles);
+    connect(m_job, &ScanJob::profileReady, this, [this](const RuleProfile &profile) {
+        m_profileView->setProfile(profile);
+        updateTabTitles();
+    });
     connect(m_job, &ScanJob::problemFound, this, [this](const QByteArray &path, const QString &reason) {
         m_problems->addProblem(ProblemsPanel::Kind::File, QFile::decodeName(path), reason);
     });
@@ -602,6 +618,7 @@ bool MainWindow::onScan()
 
     m_model->clear();
     m_files->clear();
+    m_profileView->clear();
     m_ruleSummary->clear();
     m_telemetry->clear();
     m_scanRuleFiles = usableRules;
@@ -617,6 +634,7 @@ bool MainWindow::onScan()
     setRunning(true);
     m_job->setExternals(m_rules->externals());
     m_job->setDevices(m_params->devices());
+    m_job->setProfiling(m_profileRulesAction->isChecked());
     m_job->start(usableRules, targets, WalkOptions(), m_params->params(), m_params->engine(), m_params->backend());
     return true;
 }
@@ -709,6 +727,20 @@ void MainWindow::warn(const QString &title, const QString &text)
     box->open();
 }
 
+QList<RuleDiagnostic> MainWindow::costWarnings(const RuleSet &rules, const QString &file)
+{
+    QList<RuleDiagnostic> out;
+    const QFileInfo edited(file);
+    for (const RuleCostWarning &w : RuleCost::analyze(rules)) {
+        const Rule &rule = rules.rules[size_t(w.rule)];
+        if (QFileInfo(rule.sourceFile) != edited) // an included file's rules are not in this editor
+            continue;
+        out.push_back({ RuleDiagnostic::Severity::Warning, rule.sourceFile, rule.line, rule.name,
+                        tr("may be slow: %1").arg(w.text) });
+    }
+    return out;
+}
+
 RuleEditor *MainWindow::ruleEditor()
 {
     if (!m_editor) {
@@ -718,6 +750,11 @@ RuleEditor *MainWindow::ruleEditor()
         m_editor->resize(900, 760);
         m_editor->setSelection(m_filesView->selectedPaths());
         syncRuleEditor();
+        // Beside the front end's errors, the strings that would make a rule slow (what the Profile tab would
+        // give as reasons), found without scanning.
+        connect(m_editor, &RuleEditor::rulesChecked, this, [this](std::shared_ptr<const RuleSet> rules) {
+            m_editor->addWarnings(QStringLiteral("cost"), costWarnings(*rules, m_editor->effectivePath()));
+        });
     }
     return m_editor;
 }
@@ -750,12 +787,13 @@ void MainWindow::syncRuleEditor()
 
 QStringList MainWindow::viewNames()
 {
-    return { QStringLiteral("files"), QStringLiteral("hits"), QStringLiteral("rules"), QStringLiteral("problems") };
+    return { QStringLiteral("files"), QStringLiteral("hits"), QStringLiteral("rules"), QStringLiteral("profile"),
+             QStringLiteral("problems") };
 }
 
 bool MainWindow::showView(const QString &name)
 {
-    QWidget *const pages[] = { m_filesView, m_hitsView, m_rulesTable, m_problems };
+    QWidget *const pages[] = { m_filesView, m_hitsView, m_rulesTable, m_profileView, m_problems };
     const qsizetype index = viewNames().indexOf(name.toLower());
     if (index < 0)
         return false;
@@ -776,6 +814,10 @@ void MainWindow::updateTabTitles()
     title(m_filesView, tr("Files (%1)").arg(m_files->rowCount()));
     title(m_hitsView, tr("Hits (%1)").arg(m_model->totalHits()));
     title(m_rulesTable, tr("Rules (%1)").arg(m_ruleSummary->rowCount()));
+    const int profiled = m_profileView->model()->rowCount();
+    title(m_profileView, profiled ? tr("Profile (%1)").arg(profiled) : tr("Profile"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_profileView),
+                          profiled ? QString() : tr("Tick Tools > Profile rules, then scan"));
     const int problems = m_problems->count();
     title(m_problems, tr("Problems (%1)").arg(problems));
     m_tabs->setTabIcon(m_tabs->indexOf(m_problems),

@@ -10,6 +10,7 @@
 
 #include "engine/batchtelemetry.h"
 #include "engine/launchparams.h"
+#include "rulediagnostic.h"
 
 class QAction;
 class QLabel;
@@ -23,6 +24,8 @@ class QTimer;
 
 namespace Hitscope {
 
+struct RuleSet;
+
 class BatchCharts;
 class BatchTimeline;
 class TelemetryLog;
@@ -34,6 +37,7 @@ class HitsView;
 class LatencyProbe;
 class LaunchParamsPanel;
 class ProblemsPanel;
+class ProfileView;
 class RuleEditor;
 class RuleSetPanel;
 class RuleSummaryModel;
@@ -62,6 +66,9 @@ public:
     /// The rule editor's window (made on first use).
     RuleEditor *ruleEditor();
     QAction *ruleEditorAction() const { return m_ruleEditorAction; }
+    ProfileView *profileView() const { return m_profileView; }
+    /// Tools > Profile rules (persisted): scans measure each rule's cost for the Profile tab.
+    QAction *profileRulesAction() const { return m_profileRulesAction; }
     RuleSummaryModel *ruleSummaryModel() const { return m_ruleSummary; }
     /// Every batch of the last (or running) scan, for export; the charts keep only a window.
     const QVector<BatchTelemetry> &telemetry() const;
@@ -121,6 +128,7 @@ private:
     void connectJob();
     void setRunning(bool running);
     void syncRuleEditor();
+    static QList<RuleDiagnostic> costWarnings(const RuleSet &rules, const QString &file);
     void applyChartsOpenGl();
     void showBanner(const QString &text);
     void warn(const QString &title, const QString &text);
@@ -156,6 +164,8 @@ private:
     QAction *m_exportTelemetryAction = nullptr;
     QAction *m_chartsOpenGlAction = nullptr;
     QAction *m_ruleEditorAction = nullptr;
+    QAction *m_profileRulesAction = nullptr;
+    ProfileView *m_profileView = nullptr;
     RuleEditor *m_editor = nullptr;
     RuleSummaryModel *m_ruleSummary = nullptr;
     LatencyProbe *m_latency = nullptr;

@@ -4,12 +4,31 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSortFilterProxyModel>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include "report/ruleprofilemodel.h"
 
 namespace Hitscope {
+
+namespace {
+
+/// Paths keep their end (the file name and line) when they do not fit.
+class ElideLeftDelegate : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideLeft;
+    }
+};
+
+} // namespace
 
 ProfileView::ProfileView(QWidget *parent)
     : QWidget(parent)
@@ -26,6 +45,10 @@ ProfileView::ProfileView(QWidget *parent)
     m_table->setAlternatingRowColors(true);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    // One line a rule: the reasons, last, get the room left (in full in the tooltip).
+    m_table->setWordWrap(false);
+    m_table->setItemDelegateForColumn(RuleProfileModel::LocationColumn, new ElideLeftDelegate(m_table));
     m_table->horizontalHeader()->setStretchLastSection(true);
     // The rank is the slowest-first order of the profile.
     m_table->sortByColumn(RuleProfileModel::RankColumn, Qt::AscendingOrder);
@@ -48,6 +71,9 @@ void ProfileView::setProfile(const RuleProfile &profile)
     m_model->setProfile(profile);
     m_note->setVisible(!profile.engineSplit);
     m_table->resizeColumnsToContents();
+    const int maxLocation = m_table->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 22;
+    if (m_table->columnWidth(RuleProfileModel::LocationColumn) > maxLocation)
+        m_table->setColumnWidth(RuleProfileModel::LocationColumn, maxLocation);
 }
 
 void ProfileView::clear()

@@ -24,6 +24,7 @@ constexpr Key<QString> kEngine{"Engine/choice"};
 constexpr Key<QString> kBackend{"Engine/backend"};
 constexpr Key<QString> kDevices{"Engine/devices"};
 constexpr Key<bool> kChartsOpenGl{"Charts/openGl"};
+constexpr Key<bool> kProfileRules{"Scan/profileRules"};
 constexpr Key<qlonglong> kBatchBytes{"LaunchParams/batchBytes"};
 constexpr Key<qlonglong> kSegmentBytes{"LaunchParams/segmentBytes"};
 constexpr Key<int> kThreads{"LaunchParams/threads"};
@@ -138,6 +139,7 @@ void Settings::reload()
     if (!parseGpuBackend(read(s, kBackend, QStringLiteral("auto")), &m_backend) || m_backend == GpuBackend::Null)
         m_backend = GpuBackend::Auto;
     m_chartsOpenGl = read(s, kChartsOpenGl, false);
+    m_profileRules = read(s, kProfileRules, false);
 }
 
 void Settings::setRecentFolders(const QStringList &folders)
@@ -252,6 +254,17 @@ void Settings::setChartsOpenGl(bool on)
     write(s, kChartsOpenGl, on);
     syncChecked(s, "the chart drawing setting");
     Q_EMIT chartsOpenGlChanged(on);
+}
+
+void Settings::setProfileRules(bool on)
+{
+    if (on == m_profileRules)
+        return;
+    m_profileRules = on;
+    QSettings s = openSettings();
+    write(s, kProfileRules, on);
+    syncChecked(s, "the rule profiling setting");
+    Q_EMIT profileRulesChanged(on);
 }
 
 } // namespace Hitscope

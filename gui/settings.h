@@ -63,6 +63,9 @@ public:
     /// software drawing where no OpenGL context can be made.
     bool chartsOpenGl() const { return m_chartsOpenGl; }
     void setChartsOpenGl(bool on);
+    /// Scans measure what each rule costs (the Profile tab).
+    bool profileRules() const { return m_profileRules; }
+    void setProfileRules(bool on);
 
     /// Drops the cached values and reads everything again from the settings file.
     void reload();
@@ -76,6 +79,7 @@ Q_SIGNALS:
     void engineChanged(Hitscope::EngineChoice engine);
     void backendChanged(Hitscope::GpuBackend backend);
     void chartsOpenGlChanged(bool on);
+    void profileRulesChanged(bool on);
 
 private:
     Settings();
@@ -88,6 +92,7 @@ private:
     EngineChoice m_engine = EngineChoice::Auto;
     GpuBackend m_backend = GpuBackend::Auto;
     bool m_chartsOpenGl = false;
+    bool m_profileRules = false;
 };
 
 } // namespace Hitscope

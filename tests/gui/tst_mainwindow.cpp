@@ -42,6 +42,9 @@
 #include "report/rulesummarymodel.h"
 #include "report/telemetrylog.h"
 #include "codeeditor.h"
+#include "diagnosticslist.h"
+#include "profileview.h"
+#include "report/ruleprofilemodel.h"
 #include "filesview.h"
 #include "ruleeditor.h"
 #include "ruletestpanel.h"
@@ -164,6 +167,7 @@ private Q_SLOTS:
     void testTwoDevicesOneSeriesEach();
     void testTimelineStagesAndSelection();
     void testRuleEditorTestsTheSelectedFiles();
+    void testProfileTabAndCostWarnings();
 
 private:
     void prepareScan(const QString &folder, qint64 batchBytes);
@@ -741,6 +745,51 @@ void TestMainWindow::testRuleEditorTestsTheSelectedFiles()
     editor->setSaveQuestion([&asked](const QString &) { ++asked; return QMessageBox::Discard; });
     QVERIFY(m_window->close());
     QCOMPARE(asked, 2);
+}
+
+// Tools > Profile rules: the next scan fills the Profile tab, a row per rule, the slow one first with its reason;
+// the editor warns about the same string as it is typed.
+void TestMainWindow::testProfileTabAndCostWarnings()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString rules = dir.filePath(QStringLiteral("rules.yar"));
+    const QByteArray text = "rule OneByte { strings: $x = \"e\" condition: #x > 1000000 }\n"
+                            "rule Rare { strings: $r = \"a distinctive sentence\" condition: $r }\n";
+    QVERIFY(TestUtil::writeFile(rules, text));
+    const QString files = dir.filePath(QStringLiteral("files"));
+    QVERIFY(QDir().mkpath(files));
+    QVERIFY(TestUtil::writeFile(files + QStringLiteral("/text.txt"), QByteArray("the quick brown fox jumped. ").repeated(20000)));
+    m_window->ruleSetPanel()->addRuleFiles({ rules });
+    m_window->dropZone()->addPaths({ files });
+
+    QVERIFY(!m_window->profileRulesAction()->isChecked()); // off unless asked for
+    m_window->profileRulesAction()->setChecked(true);
+    QSignalSpy finished(m_window->scanJob(), &ScanJob::finished);
+    QVERIFY(m_window->onScan());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    const RuleProfileModel *profile = m_window->profileView()->model();
+    QCOMPARE(profile->rowCount(), 2);
+    QVERIFY(m_window->showView(QStringLiteral("profile")));
+    QCOMPARE(m_window->resultTabs()->currentWidget(), m_window->profileView());
+    QCOMPARE(m_window->resultTabs()->tabText(m_window->resultTabs()->indexOf(m_window->profileView())),
+             QStringLiteral("Profile (2)"));
+    QTableView *table = m_window->profileView()->table();
+    const QModelIndex top = table->model()->index(0, RuleProfileModel::RuleColumn);
+    QCOMPARE(top.data().toString(), QStringLiteral("OneByte"));
+    QVERIFY2(table->model()->index(0, RuleProfileModel::ReasonsColumn).data().toString().contains(QLatin1String("1 byte")),
+             qPrintable(table->model()->index(0, RuleProfileModel::ReasonsColumn).data().toString()));
+    m_window->profileRulesAction()->setChecked(false);
+
+    m_window->openRuleEditor(rules);
+    RuleEditor *editor = m_window->ruleEditor();
+    editor->checkNow();
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->isChecking(), 30000);
+    const QList<RuleDiagnostic> cost = editor->diagnosticsList()->diagnostics(QStringLiteral("cost"));
+    QCOMPARE(cost.size(), 1);
+    QCOMPARE(cost.first().rule, QStringLiteral("OneByte"));
+    QCOMPARE(cost.first().line, 1);
+    QVERIFY(cost.first().message.contains(QLatin1String("$x")));
 }
 
 QTEST_MAIN(TestMainWindow)
