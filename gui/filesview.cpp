@@ -109,6 +109,8 @@ FilesView::FilesView(FilesTableModel *files, HitsTableModel *hits, QWidget *pare
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
         clearDetails();
         updateCount();
+        // A reset clears the selection without a selectionChanged(): the rule editor would test old files.
+        Q_EMIT selectionChanged({});
     });
     updateCount();
 }

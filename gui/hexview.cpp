@@ -145,6 +145,13 @@ void HexView::setEmbedded()
 {
     setWindowFlags(Qt::Widget);
     m_buttons->hide();
+    m_embedded = true;
+}
+
+void HexView::reject()
+{
+    if (!m_embedded)
+        QDialog::reject();
 }
 
 } // namespace Hitscope

@@ -26,6 +26,8 @@ public:
     HexView(const QByteArray &path, qint64 offset, qint64 length, QWidget *parent = nullptr);
     /// Shown inside another window (the Files view's detail) rather than as a dialog of its own: no Close button.
     void setEmbedded();
+    /// A dialog closes on Esc; an embedded view stays.
+    void reject() override;
 
     QPlainTextEdit *text() const { return m_text; }
     /// File offset of the first byte shown; -1 when nothing could be read.
@@ -48,6 +50,7 @@ private:
     qint64 m_matchOffset = 0;
     qint64 m_matchLength = 0;
     QDialogButtonBox *m_buttons = nullptr;
+    bool m_embedded = false;
 };
 
 } // namespace Hitscope

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QSignalBlocker>
 #include <QTimer>
 
 #include "latencyprobe.h"
@@ -154,8 +155,11 @@ int main(int argc, char **argv)
         QObject::connect(window.scanJob(), &Hitscope::ScanJob::finished, &window, save);
         QObject::connect(window.scanJob(), &Hitscope::ScanJob::failed, &window, save);
     }
-    if (parser.isSet(profile))
+    if (parser.isSet(profile)) {
+        // For this session: the setting (Tools > Profile rules) stays as the user left it.
+        const QSignalBlocker keepSetting(window.profileRulesAction());
         window.profileRulesAction()->setChecked(true);
+    }
     window.show();
     if (parser.isSet(edit))
         window.openRuleEditor(QFileInfo(parser.value(edit)).absoluteFilePath());

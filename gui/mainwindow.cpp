@@ -540,7 +540,8 @@ void MainWindow::connectJob()
         m_totalBytes = totalBytes;
         m_totalFiles = totalFiles;
         m_params->setActiveEngine(engine);
-        m_scanEngine = engine;
+        m_reportScan.engine = engine;
+        updateReportScan(false, false);
         statusBar()->showMessage(tr("Scanning with %1…").arg(engine));
     });
     connect(m_job, &ScanJob::ruleRejected, this,
@@ -621,10 +622,11 @@ bool MainWindow::onScan()
     m_profileView->clear();
     m_ruleSummary->clear();
     m_telemetry->clear();
-    m_scanRuleFiles = usableRules;
-    m_scanTargets.clear();
+    m_reportScan = {};
+    m_reportScan.ruleFiles = usableRules;
     for (const QByteArray &t : targets)
-        m_scanTargets.push_back(QFile::decodeName(t));
+        m_reportScan.targets.push_back(QFile::decodeName(t));
+    updateReportScan(false, false);
     m_totalBytes = 0;
     m_totalFiles = 0;
     m_cancelRequested = false;
@@ -651,6 +653,9 @@ void MainWindow::onCancel()
 
 void MainWindow::onProgress(float fraction, qint64 bytesDone, int filesDone)
 {
+    m_reportScan.filesScanned = filesDone;
+    m_reportScan.bytesScanned = bytesDone;
+    m_filesView->setScan(m_reportScan);
     m_progressBar->setRange(0, 1000);
     m_progressBar->setValue(qBound(0, int(fraction * 1000), 1000));
     const double seconds = m_elapsed.elapsed() / 1000.0;
@@ -673,20 +678,16 @@ void MainWindow::onFinished(qint64 files, qint64 bytes, qint64 hits, double wall
     m_progressBar->setRange(0, 1000);
     m_progressBar->setValue(1000);
     m_progressLabel->setText(tr("%1 files · %2 · %3").arg(files).arg(Format::bytes(bytes), Format::duration(wallMs)));
-    FileReport::Scan scan;
-    scan.ruleFiles = m_scanRuleFiles;
-    scan.targets = m_scanTargets;
-    scan.engine = m_scanEngine;
-    scan.finished = QDateTime::currentDateTime();
-    scan.filesScanned = files;
-    scan.bytesScanned = bytes;
-    m_filesView->setScan(scan);
+    m_reportScan.filesScanned = files;
+    m_reportScan.bytesScanned = bytes;
+    updateReportScan(true, true);
     statusBar()->showMessage(tr("Scan finished: %n hit(s)", nullptr, int(hits))
                              + (m_problems->count() ? tr(", %n problem(s)", nullptr, m_problems->count()) : QString()));
 }
 
 void MainWindow::onFailed(const QString &message)
 {
+    updateReportScan(true, false);
     setRunning(false);
     m_progressBar->setRange(0, 1000);
     m_progressBar->setValue(0);
@@ -698,6 +699,14 @@ void MainWindow::onFailed(const QString &message)
     m_progressLabel->clear();
     statusBar()->showMessage(tr("Scan failed"));
     warn(tr("Scan failed"), message);
+}
+
+void MainWindow::updateReportScan(bool ended, bool complete)
+{
+    // An export while the scan runs, or after it stopped, says so rather than passing for a whole scan's.
+    m_reportScan.finished = ended ? QDateTime::currentDateTime() : QDateTime();
+    m_reportScan.complete = complete;
+    m_filesView->setScan(m_reportScan);
 }
 
 void MainWindow::setRunning(bool running)

@@ -10,6 +10,7 @@
 
 #include "engine/batchtelemetry.h"
 #include "engine/launchparams.h"
+#include "report/filereport.h"
 #include "rulediagnostic.h"
 
 class QAction;
@@ -177,10 +178,9 @@ private:
     int m_totalFiles = 0;
     bool m_running = false;
     bool m_cancelRequested = false;
-    // What the Files view's report says about the scan: set as it starts, handed over when it finishes.
-    QStringList m_scanRuleFiles;
-    QStringList m_scanTargets;
-    QString m_scanEngine;
+    void updateReportScan(bool ended, bool complete);
+    /// What the Files view's report says about the scan: set as it starts, completed as it ends.
+    FileReport::Scan m_reportScan;
 };
 
 } // namespace Hitscope

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QPointer>
 #include <QThread>
+#include <QThreadPool>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -70,7 +71,9 @@ ModuleView::ModuleView(const QByteArray &path, QWidget *parent)
     resize(640, 560);
 
     QPointer<ModuleView> self(this);
-    m_reader = QThread::create([self, name] {
+    // On the global pool, which the application waits for as it ends: a view closed (or a file of the Files view
+    // left) before its read ends is not waited for; the reader finds it gone and drops its result.
+    QThreadPool::globalInstance()->start([self, name] {
         auto modules = std::make_shared<std::vector<ModuleReader::Module>>();
         QString error;
         QFile file(name);
@@ -105,16 +108,9 @@ ModuleView::ModuleView(const QByteArray &path, QWidget *parent)
             Q_EMIT self->loaded();
         });
     });
-    m_reader->start();
 }
 
-ModuleView::~ModuleView()
-{
-    // The reader posts to the application object and checks the dialog is still there: waiting here keeps
-    // the thread from outliving the application instead.
-    m_reader->wait();
-    delete m_reader;
-}
+ModuleView::~ModuleView() = default;
 
 void ModuleView::addObject(QTreeWidgetItem *parent, const QString &name, const ModuleObject &object)
 {
@@ -148,6 +144,13 @@ void ModuleView::setEmbedded()
 {
     setWindowFlags(Qt::Widget);
     m_buttons->hide();
+    m_embedded = true;
+}
+
+void ModuleView::reject()
+{
+    if (!m_embedded)
+        QDialog::reject();
 }
 
 } // namespace Hitscope

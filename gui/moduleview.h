@@ -25,6 +25,8 @@ public:
     explicit ModuleView(const QByteArray &path, QWidget *parent = nullptr);
     /// Shown inside another window (the Files view's detail) rather than as a dialog of its own: no Close button.
     void setEmbedded();
+    /// A dialog closes on Esc; an embedded view stays.
+    void reject() override;
     ~ModuleView() override;
 
     QTreeWidget *tree() const { return m_tree; }
@@ -40,8 +42,8 @@ private:
 
     QLabel *m_status = nullptr;
     QDialogButtonBox *m_buttons = nullptr;
+    bool m_embedded = false;
     QTreeWidget *m_tree = nullptr;
-    QThread *m_reader = nullptr;
     bool m_loaded = false;
 };
 

@@ -319,6 +319,11 @@ void RuleEditor::onNew()
 {
     if (!maybeSave())
         return;
+    onNewUnchecked();
+}
+
+void RuleEditor::onNewUnchecked()
+{
     setText(kNewRule, false);
     setPath({});
     checkNow();
@@ -383,6 +388,9 @@ bool RuleEditor::isChecking() const
 
 void RuleEditor::setExternals(const YaraExternals &externals)
 {
+    // The window passes its settings on every change of a launch parameter: only new externals change a check.
+    if (externals == m_externals)
+        return;
     m_externals = externals;
     m_test->setExternals(externals);
     checkNow();
@@ -517,6 +525,11 @@ void RuleEditor::closeEvent(QCloseEvent *event)
 {
     if (maybeSave()) {
         m_test->cancel();
+        // Discarded: what the window shows when it opens again is the file as saved, not the dropped text.
+        if (isModified() && m_editable) {
+            if (m_path.isEmpty() || !openFile(m_path))
+                onNewUnchecked();
+        }
         event->accept();
     } else {
         event->ignore();

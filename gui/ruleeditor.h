@@ -133,6 +133,8 @@ private:
     void setText(const QByteArray &data, bool fromFile);
     Hitscope::RuleSources textSources() const;
     void setPath(const QString &path);
+    /// A new file's text, without asking about the current one.
+    void onNewUnchecked();
     void updateTitle();
     void updateTestAction();
     void updateHighlighting();

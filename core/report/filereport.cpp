@@ -79,7 +79,10 @@ QString scanHeader(const QVector<FileVerdict> &files, const FileReport::Scan &sc
     const auto item = [&out](const QString &name, const QString &value) {
         out += QStringLiteral("<dt>%1</dt><dd>%2</dd>").arg(html(name), html(value));
     };
-    item(FileReport::tr("Finished"), locale.toString(scan.finished, QLocale::LongFormat));
+    item(scan.complete ? FileReport::tr("Finished") : FileReport::tr("Stopped"),
+         scan.finished.isValid() ? locale.toString(scan.finished, QLocale::LongFormat) : FileReport::tr("running"));
+    if (!scan.complete)
+        item(FileReport::tr("Note"), FileReport::tr("The scan did not end: these are the files matched until then."));
     item(FileReport::tr("Rule files"), scan.ruleFiles.join(QLatin1String(", ")));
     item(FileReport::tr("Targets"), scan.targets.join(QLatin1String(", ")));
     item(FileReport::tr("Engine"), scan.engine);
@@ -142,6 +145,7 @@ QByteArray FileReport::toJson(const QVector<FileVerdict> &files, const HitLookup
         { QStringLiteral("engine"), scan.engine },
         { QStringLiteral("files_scanned"), scan.filesScanned },
         { QStringLiteral("bytes_scanned"), scan.bytesScanned },
+        { QStringLiteral("complete"), scan.complete },
         { QStringLiteral("files"), list },
     };
     return QJsonDocument(doc).toJson(QJsonDocument::Indented);

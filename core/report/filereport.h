@@ -36,6 +36,8 @@ public:
         QDateTime finished;
         qint64 filesScanned = 0;
         qint64 bytesScanned = 0;
+        /// False when the scan was stopped or failed: the report lists the files matched until then.
+        bool complete = true;
     };
 
     /// Row `row` of the scan's hit table (FileVerdict::firstHit counts there).

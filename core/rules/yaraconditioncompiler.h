@@ -26,6 +26,8 @@ struct YaraExternal
     double real = 0;
     QByteArray text;
 
+    bool operator==(const YaraExternal &) const = default;
+
     /// yara's reading of VALUE: a float when it has one dot and digits, an integer when all digits (as C's
     /// atoi reads it), true or false, else a string.
     static YaraExternal fromDefinition(const QByteArray &value);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include <QAbstractItemModelTester>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -84,6 +85,8 @@ private Q_SLOTS:
     void testDetailsOfTheSelectedFile();
     void testExports();
     void testExportErrorsNameThePath();
+    void testStoppedScanSaysSo();
+    void testNewScanClearsTheSelection();
 
 private:
     QString file(const QString &name) const { return m_dir.filePath(name); }
@@ -221,6 +224,9 @@ void TestFilesView::testDetailsOfTheSelectedFile()
     QCOMPARE(m_view->hexView()->matchLength(), 10);
     hits->setCurrentCell(1, 0);
     QCOMPARE(m_view->hexView()->matchOffset(), 311);
+    // Esc closes a dialog, not a view embedded in the window.
+    QTest::keyClick(m_view->hexView(), Qt::Key_Escape);
+    QVERIFY(!m_view->hexView()->isHidden());
 
     // Module data is read when its tab opens, not before.
     QVERIFY(!m_view->moduleView());
@@ -292,6 +298,38 @@ void TestFilesView::testExportErrorsNameThePath()
     QVERIFY(!m_view->exportTo(odd, &error));
     QVERIFY2(error.contains(QLatin1String(".html")), qPrintable(error));
     QVERIFY(!QFile::exists(odd));
+}
+
+void TestFilesView::testStoppedScanSaysSo()
+{
+    FileReport::Scan scan;
+    scan.ruleFiles = { m_rulesPath };
+    scan.finished = QDateTime::currentDateTime();
+    scan.complete = false;
+    m_view->setScan(scan);
+    const QString json = file(QStringLiteral("stopped.json"));
+    const QString html = file(QStringLiteral("stopped.html"));
+    QString error;
+    QVERIFY2(m_view->exportTo(json, &error) && m_view->exportTo(html, &error), qPrintable(error));
+    QFile j(json);
+    QVERIFY(j.open(QIODevice::ReadOnly));
+    QCOMPARE(QJsonDocument::fromJson(j.readAll()).object().value(QLatin1String("complete")).toBool(true), false);
+    QFile h(html);
+    QVERIFY(h.open(QIODevice::ReadOnly));
+    QVERIFY(h.readAll().contains("The scan did not end"));
+}
+
+// A new scan empties the list: the rule editor must not go on testing the old selection.
+void TestFilesView::testNewScanClearsTheSelection()
+{
+    m_view->table()->selectRow(0);
+    QCOMPARE(m_view->selectedPaths().size(), 1);
+    QSignalSpy selection(m_view.get(), &FilesView::selectionChanged);
+    m_files.clear();
+    QVERIFY(!selection.isEmpty());
+    QVERIFY(selection.last().first().value<QByteArrayList>().isEmpty());
+    QVERIFY(m_view->selectedPaths().isEmpty());
+    QVERIFY(!m_view->hexView());
 }
 
 QTEST_MAIN(TestFilesView)

@@ -735,9 +735,20 @@ void TestMainWindow::testRuleEditorTestsTheSelectedFiles()
     QVERIFY(onDisk.open(QIODevice::ReadOnly));
     QVERIFY(onDisk.readAll().contains("Needle")); // tested without saving
 
-    // Closing the window over unsaved rules asks; Cancel keeps both open.
+    // Closing the editor's window over unsaved rules and discarding them: it opens again on the file as saved.
     QVERIFY(editor->isModified());
     int asked = 0;
+    editor->setSaveQuestion([&asked](const QString &) { ++asked; return QMessageBox::Discard; });
+    QVERIFY(editor->close());
+    QCOMPARE(asked, 1);
+    QVERIFY(!editor->isModified());
+    QVERIFY(editor->editor()->toPlainText().contains(QLatin1String("Needle")));
+    m_window->openRuleEditor(rules);
+    editor->editor()->selectAll();
+    editor->editor()->insertPlainText(QStringLiteral("rule Changed { condition: true }\n"));
+    asked = 0;
+
+    // Closing the main window over unsaved rules asks; Cancel keeps both open.
     editor->setSaveQuestion([&asked](const QString &) { ++asked; return QMessageBox::Cancel; });
     QVERIFY(!m_window->close());
     QCOMPARE(asked, 1);
