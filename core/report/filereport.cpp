@@ -29,17 +29,22 @@ QJsonObject hitJson(const HitRow &h)
                          { QStringLiteral("preview_hex"), QString::fromLatin1(h.preview.toHex()) } };
 }
 
-QJsonObject fileJson(const FileVerdict &v, const FileReport::HitLookup &hit)
+/// Every member of a file's object but its hits, which are written after them.
+QJsonObject fileJson(const FileVerdict &v)
 {
-    QJsonArray hits;
-    for (int i = 0; i < v.hitCount; ++i)
-        hits.append(hitJson(hit(v.firstHit + i)));
     return QJsonObject { { QStringLiteral("path"), pathText(v.path) },
                          { QStringLiteral("size"), qint64(v.size) },
                          { QStringLiteral("score"), v.score },
                          { QStringLiteral("rules"), QJsonArray::fromStringList(v.rules) },
-                         { QStringLiteral("tags"), QJsonArray::fromStringList(v.tags) },
-                         { QStringLiteral("hits"), hits } };
+                         { QStringLiteral("tags"), QJsonArray::fromStringList(v.tags) } };
+}
+
+/// `object` as compact JSON without its closing brace, for more members to follow.
+QByteArray openObject(const QJsonObject &object)
+{
+    QByteArray text = QJsonDocument(object).toJson(QJsonDocument::Compact);
+    text.chop(1);
+    return text;
 }
 
 QString html(const QString &text)
@@ -132,12 +137,9 @@ bool FileReport::formatForPath(const QString &path, Format *format)
     return true;
 }
 
-QByteArray FileReport::toJson(const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan)
+void FileReport::writeJson(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan)
 {
-    QJsonArray list;
-    for (const FileVerdict &v : files)
-        list.append(fileJson(v, hit));
-    const QJsonObject doc {
+    const QJsonObject head {
         { QStringLiteral("generator"), QStringLiteral("Hitscope " HITSCOPE_VERSION) },
         { QStringLiteral("finished"), scan.finished.toString(Qt::ISODateWithMs) },
         { QStringLiteral("rule_files"), QJsonArray::fromStringList(scan.ruleFiles) },
@@ -146,42 +148,54 @@ QByteArray FileReport::toJson(const QVector<FileVerdict> &files, const HitLookup
         { QStringLiteral("files_scanned"), scan.filesScanned },
         { QStringLiteral("bytes_scanned"), scan.bytesScanned },
         { QStringLiteral("complete"), scan.complete },
-        { QStringLiteral("files"), list },
     };
-    return QJsonDocument(doc).toJson(QJsonDocument::Indented);
+    // Written a hit at a time, never as one document: a file can have millions of hits.
+    out.write(openObject(head) + ",\n\"files\": [");
+    for (qsizetype f = 0; f < files.size(); ++f) {
+        const FileVerdict &v = files[f];
+        out.write(f ? ",\n  " : "\n  ");
+        out.write(openObject(fileJson(v)) + ",\"hits\":[");
+        for (int i = 0; i < v.hitCount; ++i) {
+            if (i)
+                out.write(",");
+            out.write(QJsonDocument(hitJson(hit(v.firstHit + i))).toJson(QJsonDocument::Compact));
+        }
+        out.write("]}");
+    }
+    out.write("\n]}\n");
 }
 
-QByteArray FileReport::toCsv(const QVector<FileVerdict> &files)
+void FileReport::writeCsv(QIODevice &out, const QVector<FileVerdict> &files)
 {
-    QByteArray out = "path,score,rules,tags,hits,size\r\n";
+    out.write("path,score,rules,tags,hits,size\r\n");
     for (const FileVerdict &v : files) {
-        out += HitExporter::csvField(v.path) + ',' + QByteArray::number(v.score) + ','
+        out.write(HitExporter::csvField(v.path) + ',' + QByteArray::number(v.score) + ','
             + HitExporter::csvField(v.rules.join(QLatin1Char(';')).toUtf8()) + ','
             + HitExporter::csvField(v.tags.join(QLatin1Char(';')).toUtf8()) + ',' + QByteArray::number(v.hitCount)
-            + ',' + QByteArray::number(qint64(v.size)) + "\r\n";
+            + ',' + QByteArray::number(qint64(v.size)) + "\r\n");
     }
-    return out;
 }
 
-QByteArray FileReport::toHtml(const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan)
+void FileReport::writeHtml(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan)
 {
-    QString out = QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%1</title><style>%2"
+    QString head = QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%1</title><style>%2"
                                  "</style></head><body><h1>%1</h1>")
                       .arg(html(tr("Hitscope scan report")), QString::fromLatin1(kStyle));
-    out += scanHeader(files, scan);
-    out += QStringLiteral("<table><tr><th>%1</th><th>%2</th><th>%3</th><th>%4</th></tr>")
-               .arg(html(tr("Score")), html(tr("File")), html(tr("Rules")), html(tr("Tags")));
+    head += scanHeader(files, scan);
+    head += QStringLiteral("<table><tr><th>%1</th><th>%2</th><th>%3</th><th>%4</th></tr>")
+                .arg(html(tr("Score")), html(tr("File")), html(tr("Rules")), html(tr("Tags")));
+    out.write(head.toUtf8());
     for (const FileVerdict &v : files) {
         const QString scoreClass = v.score >= 75 ? QStringLiteral(" s75")
             : v.score >= 50                      ? QStringLiteral(" s50")
                                                  : QString();
-        out += QStringLiteral("<tr><td class=\"num%1\">%2</td><td class=\"path\">%3%4</td><td>%5</td><td>%6</td>"
+        out.write(QStringLiteral("<tr><td class=\"num%1\">%2</td><td class=\"path\">%3%4</td><td>%5</td><td>%6</td>"
                               "</tr>")
                    .arg(scoreClass, QString::number(v.score), html(pathText(v.path)), hitsTable(v, hit),
-                        html(v.rules.join(QLatin1String(", "))), html(v.tags.join(QLatin1String(", "))));
+                        html(v.rules.join(QLatin1String(", "))), html(v.tags.join(QLatin1String(", "))))
+                      .toUtf8());
     }
-    out += QStringLiteral("</table></body></html>\n");
-    return out.toUtf8();
+    out.write("</table></body></html>\n");
 }
 
 bool FileReport::write(const QString &path, const QVector<FileVerdict> &files, const HitLookup &hit,
@@ -193,11 +207,17 @@ bool FileReport::write(const QString &path, const QVector<FileVerdict> &files, c
             *error = tr("Cannot write %1: name it .json, .csv or .html").arg(QDir::toNativeSeparators(path));
         return false;
     }
-    const QByteArray data = format == Format::Json ? toJson(files, hit, scan)
-        : format == Format::Csv                    ? toCsv(files)
-                                                   : toHtml(files, hit, scan);
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit()) {
+    if (file.open(QIODevice::WriteOnly)) {
+        if (format == Format::Json)
+            writeJson(file, files, hit, scan);
+        else if (format == Format::Csv)
+            writeCsv(file, files);
+        else
+            writeHtml(file, files, hit, scan);
+    }
+    // QSaveFile remembers a failed write: commit() then fails and leaves any earlier file intact.
+    if (!file.isOpen() || !file.commit()) {
         if (error)
             *error = tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString());
         return false;

@@ -6,6 +6,7 @@
 #include <QByteArray>
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QIODevice>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -49,10 +50,11 @@ public:
     /// .json → JSON, .csv → CSV, .html/.htm → HTML; false for any other suffix.
     static bool formatForPath(const QString &path, Format *format);
 
-    static QByteArray toJson(const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan);
+    /// Each is written as it is made, a hit at a time: memory does not grow with the number of hits.
+    static void writeJson(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan);
     /// Header path,score,rules,tags,hits,size; rules and tags joined with ';'.
-    static QByteArray toCsv(const QVector<FileVerdict> &files);
-    static QByteArray toHtml(const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan);
+    static void writeCsv(QIODevice &out, const QVector<FileVerdict> &files);
+    static void writeHtml(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan);
 
     /// Writes `files` (in the order given) to `path` in the format its suffix names; an earlier file of that name
     /// stays intact on failure. On failure returns false and sets `error` to a sentence naming the path.
