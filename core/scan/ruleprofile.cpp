@@ -11,8 +11,10 @@ const QLatin1String kCondition("its condition: ");
 const QLatin1String kResolve("finding where its matches start: ");
 // A few matches in a tiny scan are not many, whatever their density.
 constexpr int64_t kLeastDenseHits = 100;
-// A condition (or resolving) below this is not worth a word, whatever its share.
-constexpr double kLeastConditionMs = 1;
+// A condition (or resolving) below this is not worth a word, whatever its share. The times are of threads the
+// scheduler may stop for milliseconds: on a loaded machine a rule of two quick matches measured 2.6 ms of start
+// finding, so a reason needs more than such noise.
+constexpr double kLeastConditionMs = 10;
 // Finding a start takes microseconds: a YARA string's at most a few (HitResolver), a literal's less.
 constexpr double kSlowStartMs = 0.1;
 } // namespace
