@@ -259,9 +259,7 @@ QVector<FileVerdict> FilesView::shownFiles() const
 
 bool FilesView::exportTo(const QString &path, QString *error) const
 {
-    const HitsTableModel *hits = m_hitModel;
-    return FileReport::write(
-        path, shownFiles(), [hits](int row) -> const HitRow & { return hits->hit(row); }, m_scan, error);
+    return FileReport::write(path, shownFiles(), FileReport::lookupIn(m_hitModel->batches()), m_scan, error);
 }
 
 void FilesView::clearDetails()

@@ -279,20 +279,16 @@ QString MainWindow::askExportPath(const QString &title, const QString &baseName,
 
 void MainWindow::onExportFiles()
 {
+    if (m_exportThread)
+        return;
     if (m_filesView->shownFiles().isEmpty()) {
         statusBar()->showMessage(tr("No file to export: the Files tab lists none."));
         return;
     }
     const QString path = askExportPath(tr("Export files"), QStringLiteral("hitscope-report.html"),
                                        tr("HTML report (*.html);;JSON (*.json);;CSV (*.csv)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!m_filesView->exportTo(path, &error))
-        warn(tr("Export failed"), error);
-    else
-        statusBar()->showMessage(tr("%n file(s) exported to %1", nullptr, int(m_filesView->shownFiles().size()))
-                                     .arg(QDir::toNativeSeparators(path)));
+    if (!path.isEmpty())
+        exportFilesTo(path);
 }
 
 void MainWindow::onSweepParamsChosen(const Hitscope::LaunchParams &params)
@@ -312,24 +308,47 @@ void MainWindow::onExportHits()
 
 void MainWindow::exportHitsTo(const QString &path)
 {
-    if (m_exportThread) {
-        warn(tr("Export failed"), tr("An export of hits is still being written."));
-        return;
-    }
     // Every row the model holds, shown or not yet fetched, as a snapshot (implicitly shared, nothing copied): a
     // running scan goes on appending to the model meanwhile.
     const QVector<QVector<HitRow>> batches = m_model->batches();
     const qint64 total = m_model->totalHits();
+    startExport(tr("Export hits"), tr("Exporting %n hit(s) to %1…", nullptr, int(total)), path, total,
+                [path, batches](HitExportState &state) {
+                    return HitExporter::writeHits(path, batches, &state.error,
+                                                  [&state](qint64 n) { state.written = n; }, &state.cancel);
+                },
+                tr("%n hit(s) exported to %1", nullptr, int(total)), true);
+}
+
+void MainWindow::exportFilesTo(const QString &path)
+{
+    // The list as shown and the hit rows as a snapshot: the scan may go on while the report is written.
+    const QVector<FileVerdict> files = m_filesView->shownFiles();
+    const FileReport::HitLookup hits = FileReport::lookupIn(m_model->batches());
+    const FileReport::Scan scan = m_reportScan;
+    const qint64 total = files.size();
+    startExport(tr("Export files"), tr("Exporting %n file(s) to %1…", nullptr, int(total)), path, total,
+                [path, files, hits, scan](HitExportState &state) {
+                    return FileReport::write(path, files, hits, scan, &state.error, [&state](qsizetype n) {
+                        state.written = n;
+                        return !state.cancel;
+                    });
+                },
+                tr("%n file(s) exported to %1", nullptr, int(total)), false);
+}
+
+void MainWindow::startExport(const QString &title, const QString &label, const QString &path, qint64 total,
+                             const std::function<bool(HitExportState &)> &write, const QString &done, bool hits)
+{
+    if (m_exportThread) {
+        warn(tr("Export failed"), tr("An export is still being written."));
+        return;
+    }
     auto state = std::make_shared<HitExportState>();
     m_export = state;
-    m_exportThread = QThread::create([state, path, batches] {
-        state->ok = HitExporter::writeHits(path, batches, &state->error,
-                                           [state](qint64 n) { state->written = n; }, &state->cancel);
-    });
-    auto *dialog = new QProgressDialog(tr("Exporting %n hit(s) to %1…", nullptr, int(total))
-                                           .arg(QDir::toNativeSeparators(path)),
-                                       tr("Cancel"), 0, 1000, this);
-    dialog->setWindowTitle(tr("Export hits"));
+    m_exportThread = QThread::create([state, write] { state->ok = write(*state); });
+    auto *dialog = new QProgressDialog(label.arg(QDir::toNativeSeparators(path)), tr("Cancel"), 0, 1000, this);
+    dialog->setWindowTitle(title);
     dialog->setWindowModality(Qt::WindowModal);
     dialog->setMinimumDuration(500); // quick exports show no dialog
     dialog->setAutoReset(false);
@@ -345,7 +364,7 @@ void MainWindow::exportHitsTo(const QString &path)
     });
     poll->start(100);
     m_exportHitsAction->setEnabled(false);
-    connect(m_exportThread, &QThread::finished, this, [this, dialog, poll, state, path, total] {
+    connect(m_exportThread, &QThread::finished, this, [this, dialog, poll, state, path, done, hits] {
         poll->stop();
         const bool cancelled = state->cancel;
         dialog->hide(); // not close(): that would report a cancel
@@ -354,18 +373,14 @@ void MainWindow::exportHitsTo(const QString &path)
         m_exportThread = nullptr;
         m_export.reset();
         m_exportHitsAction->setEnabled(true);
-        QString message;
-        if (state->ok) {
-            message = tr("%n hit(s) exported to %1", nullptr, int(total)).arg(QDir::toNativeSeparators(path));
+        const QString message = state->ok ? done.arg(QDir::toNativeSeparators(path)) : state->error;
+        if (state->ok || cancelled)
             statusBar()->showMessage(message);
-        } else {
-            message = state->error;
-            if (cancelled)
-                statusBar()->showMessage(message);
-            else
-                warn(tr("Export failed"), message);
-        }
-        Q_EMIT hitsExportFinished(state->ok, message);
+        else
+            warn(tr("Export failed"), message);
+        if (hits)
+            Q_EMIT hitsExportFinished(state->ok, message);
+        Q_EMIT exportFinished(state->ok, message);
     });
     m_exportThread->start();
 }
@@ -841,7 +856,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     }
     if (m_exportThread) {
         const auto answer = QMessageBox::question(
-            this, tr("Export hits"), tr("Hits are still being exported. Quit anyway? The export is cancelled and no file is written."));
+            this, tr("Export"), tr("An export is still being written. Quit anyway? The export is cancelled and no file is written."));
         if (answer != QMessageBox::Yes) {
             event->ignore();
             return;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include <QElapsedTimer>
@@ -108,6 +109,9 @@ public Q_SLOTS:
     void openRuleEditor(const QString &path = {});
     /// Asks where, then writes the Files view's list as HTML, JSON or CSV (by the name's suffix).
     void onExportFiles();
+    /// Writes the Files view's list, as shown, to `path` on a thread of its own, as exportHitsTo() does. Ends with
+    /// exportFinished().
+    void exportFilesTo(const QString &path);
     /// Opens the hex view of the hit at `index` of the hits table (a proxy index).
     void onHitActivated(const QModelIndex &index);
     void onModuleDataRequested(const QModelIndex &index);
@@ -117,6 +121,8 @@ public Q_SLOTS:
 Q_SIGNALS:
     /// An export of hits ended: written (the status message), or failed or cancelled (the reason).
     void hitsExportFinished(bool ok, const QString &message);
+    /// Any export ended (hits or files).
+    void exportFinished(bool ok, const QString &message);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -129,6 +135,9 @@ private:
     void connectJob();
     void setRunning(bool running);
     void syncRuleEditor();
+    /// Runs `write` on the export thread, with a progress dialog of `total` steps that can cancel it.
+    void startExport(const QString &title, const QString &label, const QString &path, qint64 total,
+                     const std::function<bool(HitExportState &)> &write, const QString &done, bool hits);
     static QList<RuleDiagnostic> costWarnings(const RuleSet &rules, const QString &file);
     void applyChartsOpenGl();
     void showBanner(const QString &text);

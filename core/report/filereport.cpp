@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "filereport.h"
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -137,7 +141,8 @@ bool FileReport::formatForPath(const QString &path, Format *format)
     return true;
 }
 
-void FileReport::writeJson(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan)
+void FileReport::writeJson(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan,
+                           const Step &step)
 {
     const QJsonObject head {
         { QStringLiteral("generator"), QStringLiteral("Hitscope " HITSCOPE_VERSION) },
@@ -161,22 +166,28 @@ void FileReport::writeJson(QIODevice &out, const QVector<FileVerdict> &files, co
             out.write(QJsonDocument(hitJson(hit(v.firstHit + i))).toJson(QJsonDocument::Compact));
         }
         out.write("]}");
+        if (step && !step(f + 1))
+            return;
     }
     out.write("\n]}\n");
 }
 
-void FileReport::writeCsv(QIODevice &out, const QVector<FileVerdict> &files)
+void FileReport::writeCsv(QIODevice &out, const QVector<FileVerdict> &files, const Step &step)
 {
     out.write("path,score,rules,tags,hits,size\r\n");
-    for (const FileVerdict &v : files) {
+    for (qsizetype f = 0; f < files.size(); ++f) {
+        const FileVerdict &v = files[f];
         out.write(HitExporter::csvField(v.path) + ',' + QByteArray::number(v.score) + ','
             + HitExporter::csvField(v.rules.join(QLatin1Char(';')).toUtf8()) + ','
             + HitExporter::csvField(v.tags.join(QLatin1Char(';')).toUtf8()) + ',' + QByteArray::number(v.hitCount)
             + ',' + QByteArray::number(qint64(v.size)) + "\r\n");
+        if (step && !step(f + 1))
+            return;
     }
 }
 
-void FileReport::writeHtml(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan)
+void FileReport::writeHtml(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan,
+                           const Step &step)
 {
     QString head = QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%1</title><style>%2"
                                  "</style></head><body><h1>%1</h1>")
@@ -185,7 +196,8 @@ void FileReport::writeHtml(QIODevice &out, const QVector<FileVerdict> &files, co
     head += QStringLiteral("<table><tr><th>%1</th><th>%2</th><th>%3</th><th>%4</th></tr>")
                 .arg(html(tr("Score")), html(tr("File")), html(tr("Rules")), html(tr("Tags")));
     out.write(head.toUtf8());
-    for (const FileVerdict &v : files) {
+    for (qsizetype f = 0; f < files.size(); ++f) {
+        const FileVerdict &v = files[f];
         const QString scoreClass = v.score >= 75 ? QStringLiteral(" s75")
             : v.score >= 50                      ? QStringLiteral(" s50")
                                                  : QString();
@@ -194,12 +206,30 @@ void FileReport::writeHtml(QIODevice &out, const QVector<FileVerdict> &files, co
                    .arg(scoreClass, QString::number(v.score), html(pathText(v.path)), hitsTable(v, hit),
                         html(v.rules.join(QLatin1String(", "))), html(v.tags.join(QLatin1String(", "))))
                       .toUtf8());
+        if (step && !step(f + 1))
+            return;
     }
     out.write("</table></body></html>\n");
 }
 
+FileReport::HitLookup FileReport::lookupIn(const QVector<QVector<HitRow>> &batches)
+{
+    // Each batch's first row, ascending: a row is found by a binary search over the batches.
+    auto starts = std::make_shared<std::vector<qint64>>();
+    qint64 row = 0;
+    for (const QVector<HitRow> &b : batches) {
+        starts->push_back(row);
+        row += b.size();
+    }
+    return [batches, starts](int r) -> const HitRow & {
+        const auto it = std::upper_bound(starts->begin(), starts->end(), qint64(r)) - 1;
+        const auto b = qsizetype(it - starts->begin());
+        return batches[b][qsizetype(r - *it)];
+    };
+}
+
 bool FileReport::write(const QString &path, const QVector<FileVerdict> &files, const HitLookup &hit,
-                       const Scan &scan, QString *error)
+                       const Scan &scan, QString *error, const Step &step)
 {
     Format format;
     if (!formatForPath(path, &format)) {
@@ -208,13 +238,21 @@ bool FileReport::write(const QString &path, const QVector<FileVerdict> &files, c
         return false;
     }
     QSaveFile file(path);
+    bool stopped = false;
+    const Step counted = [&](qsizetype written) { return !(stopped = step && !step(written)); };
     if (file.open(QIODevice::WriteOnly)) {
         if (format == Format::Json)
-            writeJson(file, files, hit, scan);
+            writeJson(file, files, hit, scan, counted);
         else if (format == Format::Csv)
-            writeCsv(file, files);
+            writeCsv(file, files, counted);
         else
-            writeHtml(file, files, hit, scan);
+            writeHtml(file, files, hit, scan, counted);
+    }
+    if (stopped) {
+        file.cancelWriting();
+        if (error)
+            *error = tr("Export to %1 cancelled: no file written.").arg(QDir::toNativeSeparators(path));
+        return false;
     }
     // QSaveFile remembers a failed write: commit() then fails and leaves any earlier file intact.
     if (!file.isOpen() || !file.commit()) {

@@ -43,6 +43,12 @@ public:
 
     /// Row `row` of the scan's hit table (FileVerdict::firstHit counts there).
     using HitLookup = std::function<const HitRow &(int row)>;
+    /// Called after each file written with the number written so far; false stops the export.
+    using Step = std::function<bool(qsizetype filesWritten)>;
+
+    /// A lookup into the rows as HitsTableModel::batches() gives them: a snapshot that any thread may read while
+    /// the model goes on growing.
+    static HitLookup lookupIn(const QVector<QVector<HitRow>> &batches);
 
     /// The HTML report lists at most this many hits per file; the JSON lists them all.
     static constexpr int kHtmlHitsPerFile = 1000;
@@ -51,15 +57,19 @@ public:
     static bool formatForPath(const QString &path, Format *format);
 
     /// Each is written as it is made, a hit at a time: memory does not grow with the number of hits.
-    static void writeJson(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan);
+    static void writeJson(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan,
+                          const Step &step = {});
     /// Header path,score,rules,tags,hits,size; rules and tags joined with ';'.
-    static void writeCsv(QIODevice &out, const QVector<FileVerdict> &files);
-    static void writeHtml(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan);
+    static void writeCsv(QIODevice &out, const QVector<FileVerdict> &files, const Step &step = {});
+    static void writeHtml(QIODevice &out, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan,
+                          const Step &step = {});
 
     /// Writes `files` (in the order given) to `path` in the format its suffix names; an earlier file of that name
-    /// stays intact on failure. On failure returns false and sets `error` to a sentence naming the path.
+    /// stays intact on failure. On failure returns false and sets `error` to a sentence naming the path. Any
+    /// thread: `step` (may be empty) follows the files written and stops the export when it returns false (an
+    /// error that says so).
     static bool write(const QString &path, const QVector<FileVerdict> &files, const HitLookup &hit, const Scan &scan,
-                      QString *error);
+                      QString *error, const Step &step = {});
 };
 
 } // namespace Hitscope

@@ -294,6 +294,12 @@ void TestFilesView::testExportErrorsNameThePath()
     const QString missing = file(QStringLiteral("no/such/folder/report.html"));
     QVERIFY(!m_view->exportTo(missing, &error));
     QVERIFY2(error.contains(QDir::toNativeSeparators(missing)), qPrintable(error));
+    // Stopped between files: no file, and the error says so.
+    const QString stopped = file(QStringLiteral("cancelled.html"));
+    QVERIFY(!FileReport::write(stopped, m_view->shownFiles(), FileReport::lookupIn(m_hits.batches()), {}, &error,
+                               [](qsizetype written) { return written < 2; }));
+    QVERIFY2(error.contains(QLatin1String("cancelled")), qPrintable(error));
+    QVERIFY(!QFile::exists(stopped));
     const QString odd = file(QStringLiteral("report.pdf"));
     QVERIFY(!m_view->exportTo(odd, &error));
     QVERIFY2(error.contains(QLatin1String(".html")), qPrintable(error));

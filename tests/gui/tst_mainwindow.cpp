@@ -11,6 +11,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QDragEnterEvent>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMenu>
@@ -702,6 +703,18 @@ void TestMainWindow::testRuleEditorTestsTheSelectedFiles()
     QVERIFY(m_window->onScan());
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
     QCOMPARE(m_window->filesModel()->rowCount(), 2);
+
+    // The Files tab's report is written on the export thread, as the hits are.
+    const QString report = dir.filePath(QStringLiteral("report.json"));
+    QSignalSpy exported(m_window.get(), &MainWindow::exportFinished);
+    m_window->exportFilesTo(report);
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 30000);
+    QVERIFY2(exported.first().first().toBool(), qPrintable(exported.first().at(1).toString()));
+    QFile reportFile(report);
+    QVERIFY(reportFile.open(QIODevice::ReadOnly));
+    const QJsonArray reported = QJsonDocument::fromJson(reportFile.readAll()).object().value(QLatin1String("files")).toArray();
+    QCOMPARE(reported.size(), 2);
+    QCOMPARE(reported.at(0).toObject().value(QLatin1String("hits")).toArray().size(), 1);
 
     Q_EMIT m_window->ruleSetPanel()->editRequested(rules); // as a double click on the file does
     RuleEditor *editor = m_window->ruleEditor();
