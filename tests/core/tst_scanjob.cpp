@@ -381,7 +381,11 @@ private Q_SLOTS:
             QCOMPARE(rec.batches[i].index, int(i)); // in order
             slots.insert(rec.batches[i].deviceSlot);
         }
-        QVERIFY(slots == std::set<int>({ 0, 1 }));
+        // Which object takes a batch is whichever is free first: under load one may take them all (CI saw it), so
+        // only where they ran is checked here; tst_devicepool checks that both take batches.
+        QVERIFY(!slots.empty());
+        for (int slot : slots)
+            QVERIFY2(slot == 0 || slot == 1, qPrintable(QString::number(slot)));
     }
 
     // As the CLI: with --engine auto an unavailable --backend scans on the CPU after a notice that names the
