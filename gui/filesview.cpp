@@ -27,6 +27,7 @@
 #include "moduleview.h"
 #include "report/filestablemodel.h"
 #include "report/hitstablemodel.h"
+#include "resulttable.h"
 
 namespace Hitscope {
 
@@ -149,19 +150,9 @@ void FilesView::setupTable()
     m_exportAction->setToolTip(tr("Save the files listed, with their hits, as an HTML report, JSON or CSV"));
     connect(m_exportAction, &QAction::triggered, this, &FilesView::exportRequested);
 
-    m_table = new QTableView(this);
-    m_table->setObjectName(QStringLiteral("filesTable"));
-    m_table->setModel(m_proxy);
+    m_table = makeResultTable(QStringLiteral("filesTable"), m_proxy, this);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(FilesTableModel::ScoreColumn, Qt::DescendingOrder);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setAlternatingRowColors(true);
-    m_table->setWordWrap(false);
-    m_table->setTextElideMode(Qt::ElideMiddle);
-    m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
-    m_table->horizontalHeader()->setHighlightSections(false);
-    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setColumnWidth(FilesTableModel::ScoreColumn, 56);
     m_table->setColumnWidth(FilesTableModel::FileColumn, 300);
     m_table->setColumnWidth(FilesTableModel::RulesColumn, 200);

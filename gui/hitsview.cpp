@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "report/hitstablemodel.h"
+#include "resulttable.h"
 
 namespace Hitscope {
 
@@ -40,19 +41,9 @@ HitsView::HitsView(HitsTableModel *model, QWidget *parent)
     m_count = new QLabel(this);
     m_count->setForegroundRole(QPalette::PlaceholderText);
 
-    m_table = new QTableView(this);
-    m_table->setObjectName(QStringLiteral("hitsTable"));
-    m_table->setModel(m_proxy);
+    m_table = makeResultTable(QStringLiteral("hitsTable"), m_proxy, this);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(-1, Qt::AscendingOrder);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setAlternatingRowColors(true);
-    m_table->setWordWrap(false);
-    m_table->setTextElideMode(Qt::ElideMiddle);
-    m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
-    m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->horizontalHeader()->setHighlightSections(false);
     m_table->setColumnWidth(HitsTableModel::FileColumn, 340);
     m_table->setColumnWidth(HitsTableModel::RuleColumn, 130);
     m_table->setColumnWidth(HitsTableModel::StringColumn, 110);

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "report/hitstablemodel.h"
+#include "resulttable.h"
 #include "session/scanjob.h"
 
 namespace Hitscope {
@@ -24,16 +25,7 @@ RuleTestPanel::RuleTestPanel(QWidget *parent)
     m_params.segmentBytes = 0;
 
     m_model = new HitsTableModel(this);
-    m_table = new QTableView(this);
-    m_table->setObjectName(QStringLiteral("testHits"));
-    m_table->setModel(m_model);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setAlternatingRowColors(true);
-    m_table->setWordWrap(false);
-    m_table->setTextElideMode(Qt::ElideMiddle);
-    m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table = makeResultTable(QStringLiteral("testHits"), m_model, this);
     m_table->setColumnHidden(HitsTableModel::LengthColumn, true);
     m_table->setColumnWidth(HitsTableModel::FileColumn, 260);
     m_table->setColumnWidth(HitsTableModel::RuleColumn, 130);
