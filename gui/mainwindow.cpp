@@ -755,12 +755,15 @@ QList<RuleDiagnostic> MainWindow::costWarnings(const RuleSet &rules, const QStri
 {
     QList<RuleDiagnostic> out;
     const QFileInfo edited(file);
-    for (const RuleCostWarning &w : RuleCost::analyze(rules)) {
-        const Rule &rule = rules.rules[size_t(w.rule)];
-        if (QFileInfo(rule.sourceFile) != edited) // an included file's rules are not in this editor
+    for (int r = 0; r < int(rules.rules.size()); ++r) {
+        const Rule &rule = rules.rules[size_t(r)];
+        // Only the edited file's rules: an included collection is neither shown here nor analysed again at each
+        // check.
+        if (QFileInfo(rule.sourceFile) != edited)
             continue;
-        out.push_back({ RuleDiagnostic::Severity::Warning, rule.sourceFile, rule.line, rule.name,
-                        tr("may be slow: %1").arg(w.text) });
+        for (const RuleCostWarning &w : RuleCost::analyzeRule(rules, r))
+            out.push_back({ RuleDiagnostic::Severity::Warning, rule.sourceFile, rule.line, rule.name,
+                            tr("may be slow: %1").arg(w.text) });
     }
     return out;
 }
