@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The documentation's pictures as the README says they are made: the application scans the demo with --scan and
-# saves its window with --screenshot, then quits. Fails unless it exits 0 with a PNG image of a window's size.
+# saves its window with --screenshot, then quits (with the options the README names for the views' pictures:
+# --profile, --view, and --edit, which opens the rule editor beside). Fails unless it exits 0 with a PNG image of a window's size.
 # Run as: cmake -DHITSCOPE=<gui binary> -DSOURCE_DIR=<repository> -DWORK=<scratch folder> -P checkscreenshot.cmake
 cmake_minimum_required(VERSION 3.16)
 file(REMOVE_RECURSE ${WORK})
@@ -9,7 +10,7 @@ set(demo ${SOURCE_DIR}/resources/demo)
 execute_process(
     COMMAND ${CMAKE_COMMAND} -E env QT_QPA_PLATFORM=offscreen XDG_CONFIG_HOME=${WORK}/config
             ${HITSCOPE} --engine cpu --devices all --rules ${demo}/rules/demo.yar --rules ${demo}/rules/iocs.txt
-            --scan --screenshot ${WORK}/window.png ${demo}/files
+            --profile --edit ${demo}/rules/demo.yar --view profile --scan --screenshot ${WORK}/window.png ${demo}/files
     RESULT_VARIABLE result OUTPUT_QUIET ERROR_VARIABLE errors TIMEOUT 120)
 if(NOT result EQUAL 0)
     message(FATAL_ERROR "hitscope --screenshot exited with ${result}: ${errors}")
@@ -31,3 +32,11 @@ if(width LESS 400 OR height LESS 300)
     message(FATAL_ERROR "the picture is ${width}x${height}, not a window")
 endif()
 message(STATUS "hitscope --screenshot wrote a ${width}x${height} PNG image")
+# A view that does not exist is refused by name, before any window shows.
+execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env QT_QPA_PLATFORM=offscreen XDG_CONFIG_HOME=${WORK}/config
+            ${HITSCOPE} --view nosuchview
+    RESULT_VARIABLE result OUTPUT_QUIET ERROR_VARIABLE errors TIMEOUT 60)
+if(result EQUAL 0 OR NOT errors MATCHES "--view must be one of files, hits, rules, profile, problems")
+    message(FATAL_ERROR "hitscope --view nosuchview exited with ${result}: ${errors}")
+endif()
